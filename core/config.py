@@ -1,0 +1,235 @@
+"""``config.toml``: every setting with its default and a one-line doc.
+
+Settings are grouped in sections, each a dataclass whose fields carry a ``doc``. The file is read
+with :mod:`tomllib` and written with :mod:`tomli_w` through an atomic replace. A bad file never
+produces a traceback: :class:`~clawback.core.errors.ConfigError` names the file, the line and the
+key. Unknown keys are errors too, because a misspelt setting that silently does nothing is worse.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import tomli_w
+
+from .errors import ConfigError
+from .paths import PRIVATE_FILE, Paths
+
+
+def setting(default: Any, doc: str) -> Any:
+    """A config field: its default and the one line shown in ``clawback config``."""
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: type(default)(default), metadata={"doc": doc})
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass
+class SourcesConfig:
+    claude_code: bool = setting(True, "Ingest Claude Code transcripts.")
+    claude_code_path: str = setting("~/.claude/projects", "Where Claude Code keeps transcripts.")
+    openclaw: bool = setting(True, "Ingest OpenClaw / pi agent transcripts.")
+    openclaw_path: str = setting("~/.openclaw/agents", "OpenClaw agents folder (*/sessions).")
+    native: bool = setting(True, "Ingest clawback's own chat transcripts.")
+    extra: list[str] = setting(
+        [], "Extra folders to ingest; 'FORMAT:PATH' picks a format, else it is detected."
+    )
+
+
+@dataclass
+class ArchiveConfig:
+    conversation_gap_minutes: int = setting(60, "A silence this long splits conversations.")
+    min_conversation_messages: int = setting(5, "Shorter conversations are skipped by process.")
+    mask_secrets: bool = setting(True, "Mask API keys and tokens before they enter the index.")
+    max_line_mb: int = setting(32, "Transcript lines larger than this are skipped and counted.")
+
+
+@dataclass
+class ChatConfig:
+    claude_command: str = setting("claude", "The claude executable ($CLAWBACK_CLAUDE overrides).")
+    extra_args: list[str] = setting([], "Extra arguments passed to every claude call.")
+    model: str = setting("", "Model for chat turns; empty lets claude choose.")
+    timeout_seconds: int = setting(300, "Give up on a claude call after this long.")
+    context_window: int = setting(200_000, "Context window used until claude reports one.")
+    reserve_tokens: int = setting(16_000, "Room kept free in the window for the reply.")
+    recall_hard_cap_tokens: int = setting(4_000, "Most tokens the recalled context may use.")
+    system_prompt: str = setting("", "System prompt for chat turns; empty uses the default.")
+    session_reset: str = setting("idle", "When a chat session goes stale: idle or daily.")
+    idle_minutes: int = setting(240, "Idle policy: stale after this many minutes.")
+    at_hour: int = setting(4, "Daily policy: stale once this local hour has passed.")
+    keep_messages: int = setting(6, "Messages kept verbatim after a compaction.")
+    flush_mode: str = setting("auto", "Pre-compaction memory flush: auto, ask or off.")
+    reserve_tokens_floor: int = setting(5_000, "Flush threshold: reserve below the window.")
+    soft_threshold_tokens: int = setting(4_000, "Flush threshold: soft margin before it.")
+
+
+@dataclass
+class UIConfig:
+    theme: str = setting("clawback-dark", "Theme of the terminal app.")
+    show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
+    search_limit: int = setting(50, "Live search results shown.")
+
+
+@dataclass
+class Config:
+    sources: SourcesConfig = field(default_factory=SourcesConfig)
+    archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    chat: ChatConfig = field(default_factory=ChatConfig)
+    ui: UIConfig = field(default_factory=UIConfig)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return dataclasses.asdict(self)
+
+
+def describe() -> list[tuple[str, Any, str]]:
+    """Every setting as ``(section.key, default, doc)``, for ``clawback config``."""
+    rows = []
+    for section in dataclasses.fields(Config):
+        for f in dataclasses.fields(section.default_factory()):  # type: ignore[misc]
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+            rows.append((f"{section.name}.{f.name}", default, f.metadata["doc"]))
+    return rows
+
+
+def _line_of(text: str, section: str, key: str | None) -> int | None:
+    """Best-effort line number of ``[section]`` / ``key`` in the raw file, for error messages."""
+    lines = text.splitlines()
+    in_section = key is None
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if re.match(rf"^\[\s*{re.escape(section)}\s*\]", stripped):
+            if key is None:
+                return number
+            in_section = True
+            continue
+        if stripped.startswith("["):
+            in_section = False
+        if in_section and key and re.match(rf"^{re.escape(key)}\s*=", stripped):
+            return number
+    return None
+
+
+def _check_type(value: Any, hint: Any) -> bool:
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if getattr(hint, "__origin__", None) is list:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return True
+
+
+def _type_name(hint: Any) -> str:
+    return {bool: "true or false", int: "an integer", str: "a string"}.get(
+        hint, "a list of strings"
+    )
+
+
+def parse_config(data: dict[str, Any], *, path: Path, text: str = "") -> Config:
+    config = Config()
+
+    def fail(message: str, section: str, key: str | None = None) -> ConfigError:
+        line = _line_of(text, section, key)
+        where = f"{path}, line {line}" if line else str(path)
+        name = f"{section}.{key}" if key else section
+        return ConfigError(f"{where}: {name}: {message}")
+
+    sections = {f.name: f for f in dataclasses.fields(Config)}
+    for section_name, values in data.items():
+        if section_name not in sections:
+            raise fail(f"unknown section (known: {', '.join(sections)})", section_name)
+        if not isinstance(values, dict):
+            raise fail("must be a table ([section])", section_name)
+        section = getattr(config, section_name)
+        hints = get_type_hints(type(section))
+        for key, value in values.items():
+            if key not in hints:
+                raise fail("unknown setting", section_name, key)
+            if not _check_type(value, hints[key]):
+                raise fail(f"must be {_type_name(hints[key])}", section_name, key)
+            setattr(section, key, value)
+    _validate(config, fail)
+    return config
+
+
+def _validate(config: Config, fail: Any) -> None:
+    if config.chat.session_reset not in ("idle", "daily"):
+        raise fail("must be 'idle' or 'daily'", "chat", "session_reset")
+    if config.chat.flush_mode not in ("auto", "ask", "off"):
+        raise fail("must be 'auto', 'ask' or 'off'", "chat", "flush_mode")
+    if not 0 <= config.chat.at_hour <= 23:
+        raise fail("must be an hour from 0 to 23", "chat", "at_hour")
+    for section, key in (
+        ("archive", "conversation_gap_minutes"),
+        ("archive", "max_line_mb"),
+        ("chat", "timeout_seconds"),
+        ("chat", "context_window"),
+    ):
+        if getattr(getattr(config, section), key) <= 0:
+            raise fail("must be positive", section, key)
+
+
+def load_config(path: Path) -> Config:
+    """Read ``path``; a missing file means all defaults."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Config()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    return parse_config(data, path=path, text=text)
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = PRIVATE_FILE) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_config(config: Config, path: Path) -> None:
+    """Write only the settings that differ from the defaults, so new defaults reach old files."""
+    defaults = Config().to_dict()
+    changed: dict[str, dict[str, Any]] = {}
+    for section, values in config.to_dict().items():
+        diff = {k: v for k, v in values.items() if defaults[section][k] != v}
+        if diff:
+            changed[section] = diff
+    atomic_write_bytes(path, tomli_w.dumps(changed).encode("utf-8"))
+
+
+def update_setting(paths: Paths, dotted: str, value: Any) -> Config:
+    """Change one setting in ``config.toml`` (used by the app to persist choices)."""
+    config = load_config(paths.config)
+    section, _, key = dotted.partition(".")
+    data = config.to_dict()
+    if section not in data or key not in data[section]:
+        raise ConfigError(f"{paths.config}: {dotted}: unknown setting")
+    data[section][key] = value
+    new = parse_config(data, path=paths.config)
+    save_config(new, paths.config)
+    return new

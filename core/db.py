@@ -1,0 +1,139 @@
+"""The SQLite index: connection setup and the ordered, named schema migrations.
+
+The database is an index over the transcripts and can be rebuilt from them (``clawback
+reindex``), except for what only a person wrote here (session labels, edited facts), which
+rebuilding never drops. Connections use WAL and a busy timeout so a reader (the app, a search)
+never blocks the single writer (ingestion) and vice versa.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from .paths import ensure_private_file
+
+BUSY_TIMEOUT_MS = 15_000
+
+migrations = Migrations("clawback")
+
+
+@migrations(name="0001_archive")
+def _archive(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            file_key TEXT NOT NULL,          -- path relative to its source root
+            path TEXT NOT NULL,              -- where it was last seen
+            session_id TEXT,
+            status TEXT NOT NULL DEFAULT 'idle',   -- idle | ingesting
+            mtime REAL NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            "offset" INTEGER NOT NULL DEFAULT 0,   -- bytes consumed (whole lines only)
+            last_line INTEGER NOT NULL DEFAULT 0,  -- lines consumed
+            prefix_hash TEXT,                -- hash of the bytes before the offset (a window)
+            last_ts TEXT,
+            skipped_lines INTEGER NOT NULL DEFAULT 0,
+            missing INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (source, file_key)
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            key TEXT,
+            title TEXT,
+            label TEXT,                      -- user-authored: never dropped by reindex
+            first_prompt TEXT,
+            cwd TEXT,
+            parent_id TEXT,
+            channel TEXT,
+            started_at TEXT,
+            updated_at TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            entry_count INTEGER NOT NULL DEFAULT 0,
+            source_missing INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sessions_updated ON sessions (updated_at DESC);
+        CREATE TABLE entries (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            session_id TEXT,
+            line INTEGER NOT NULL,           -- 1-based line in the file
+            block INTEGER NOT NULL DEFAULT 0,-- content block within the line
+            piece INTEGER NOT NULL DEFAULT 0,-- piece of a long block
+            end_line INTEGER,                -- memory chunks span lines
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            ts TEXT,
+            uuid TEXT,
+            sidechain INTEGER NOT NULL DEFAULT 0,
+            conversational INTEGER NOT NULL DEFAULT 0,
+            partial INTEGER NOT NULL DEFAULT 0,
+            model TEXT,
+            display TEXT,
+            text TEXT NOT NULL,
+            cjk TEXT,                        -- overlapping CJK bigrams, searchable
+            conversation_id INTEGER
+        );
+        CREATE INDEX entries_file_line ON entries (file_id, line);
+        CREATE INDEX entries_session ON entries (session_id, ts);
+        CREATE INDEX entries_conversation ON entries (conversation_id);
+        CREATE VIRTUAL TABLE entries_fts USING fts5 (
+            text, cjk,
+            content = 'entries', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE skipped_lines (
+            file_id INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (file_id, line)
+        );
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            session_id TEXT,
+            source TEXT NOT NULL,
+            started_at TEXT,
+            ended_at TEXT,
+            first_line INTEGER,
+            last_line INTEGER,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'active', -- active|ready|processing|archived|skipped
+            summary TEXT,
+            processed_at TEXT
+        );
+        CREATE INDEX conversations_status ON conversations (status);
+        CREATE INDEX conversations_file ON conversations (file_id);
+        """
+    )
+
+
+def connect(path: Path | str | None = None) -> sqlite_utils.Database:
+    """Open (and migrate) the index. ``None`` gives an in-memory database for tests."""
+    if path is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+    else:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if path is not None:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    db = sqlite_utils.Database(conn)
+    try:
+        migrations.apply(db)
+    except sqlite3.OperationalError:
+        # Another process created the schema between our check and our write; its migration
+        # is recorded now, so applying again is a no-op that proves the schema is complete.
+        migrations.apply(db)
+    if path is not None:
+        for suffix in ("", "-wal", "-shm"):
+            ensure_private_file(Path(str(path) + suffix))
+    return db

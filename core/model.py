@@ -1,0 +1,90 @@
+"""The normalized model every transcript format is parsed into.
+
+A parser turns one JSON line into a :class:`ParsedLine`: zero or more :class:`Entry` objects (one
+per message or content block) and :class:`SessionMeta` facts about the session the line belongs
+to. Parsers are pure functions of one decoded line, so ingestion can resume at any byte offset.
+Reading bytes, splitting lines, decoding and counting bad lines is the ingestor's job, not the
+parser's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Source(StrEnum):
+    CLAUDE_CODE = "claude-code"
+    OPENCLAW = "openclaw"
+    NATIVE = "native"
+    MEMORY = "memory"  # memory markdown files (MEMORY.md, memory/*.md), chunked
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"  # a tool's output (Claude Code tool_result, pi toolResult)
+
+
+class Kind(StrEnum):
+    """What an entry holds; search filters on it (``--kind text|thinking|tool|all``)."""
+
+    TEXT = "text"
+    THINKING = "thinking"
+    TOOL_USE = "tool_use"
+    TOOL_RESULT = "tool_result"
+    COMPACTION = "compaction"  # a compaction summary / boundary event
+    SUMMARY = "summary"  # a session title line (Claude Code ``summary``)
+
+
+# ``--kind`` filter names -> the entry kinds they select.
+KIND_FILTERS: dict[str, tuple[Kind, ...]] = {
+    "text": (Kind.TEXT, Kind.COMPACTION, Kind.SUMMARY),
+    "thinking": (Kind.THINKING,),
+    "tool": (Kind.TOOL_USE, Kind.TOOL_RESULT),
+    "all": tuple(Kind),
+}
+
+
+@dataclass(slots=True)
+class Entry:
+    """One searchable piece of a transcript: a message or one content block of it.
+
+    ``conversational`` marks what the transcript view shows and memory processing reads: user and
+    assistant text, assistant tool calls (as ``display``), compaction events. Tool output,
+    thinking and meta lines are indexed but not conversational.
+    """
+
+    role: Role
+    kind: Kind
+    text: str
+    timestamp: str | None = None  # ISO 8601 as written by the source
+    uuid: str | None = None  # the source's message id, when it has one
+    sidechain: bool = False
+    conversational: bool = False
+    display: str | None = None  # what the transcript view shows if not ``text`` (tool calls)
+    model: str | None = None
+    partial: bool = False  # a reply that was cut short (cancelled, killed)
+
+
+@dataclass(slots=True)
+class SessionMeta:
+    """Facts about the session a line belongs to; ``None`` means "this line does not say"."""
+
+    session_id: str | None = None
+    key: str | None = None  # session key (native / OpenClaw)
+    title: str | None = None  # Claude Code summary line, OpenClaw display name
+    cwd: str | None = None
+    parent_id: str | None = None
+    channel: str | None = None
+    created: str | None = None
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class ParsedLine:
+    entries: list[Entry] = field(default_factory=list)
+    meta: SessionMeta | None = None
+    # Set when the line is valid JSON but not of a shape this parser knows; counted, not fatal.
+    unknown: str | None = None

@@ -1,0 +1,73 @@
+"""Every path clawback uses, derived from one home folder.
+
+The home is ``--home``, else ``$CLAWBACK_HOME``, else ``~/.clawback``. Tests set
+``CLAWBACK_HOME`` to a temporary folder so nothing ever touches a real home. Everything clawback
+creates here is private to the user: folders 0700, files 0600.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+HOME_ENV = "CLAWBACK_HOME"
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def default_home() -> Path:
+    env = os.environ.get(HOME_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".clawback"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) and make sure the leaf is 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    if path.stat().st_mode & 0o777 != PRIVATE_DIR:
+        path.chmod(PRIVATE_DIR)
+    return path
+
+
+def ensure_private_file(path: Path) -> None:
+    """Tighten an existing file to 0600 (SQLite and appenders create with the umask)."""
+    if path.exists() and path.stat().st_mode & 0o777 != PRIVATE_FILE:
+        path.chmod(PRIVATE_FILE)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The layout of one clawback home."""
+
+    home: Path
+
+    @classmethod
+    def resolve(cls, home: str | os.PathLike[str] | None = None) -> Paths:
+        return cls(Path(home).expanduser().resolve() if home else default_home().resolve())
+
+    @property
+    def config(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def database(self) -> Path:
+        return self.home / "clawback.db"
+
+    @property
+    def sessions(self) -> Path:
+        """Native transcripts written by clawback's own chat."""
+        return self.home / "sessions"
+
+    @property
+    def workspace(self) -> Path:
+        return self.home / "workspace"
+
+    @property
+    def lock(self) -> Path:
+        return self.home / "ingest.lock"
+
+    def ensure(self) -> Paths:
+        """Create the home and its folders with private permissions."""
+        ensure_private_dir(self.home)
+        ensure_private_dir(self.sessions)
+        return self
