@@ -79,7 +79,9 @@ class SessionMeta:
     parent_id: str | None = None
     channel: str | None = None
     created: str | None = None
-    label: str | None = None
+    label: str | None = None  # "" means the label was cleared
+    # A Claude Code summary names the session holding this message uuid, often another file's.
+    title_for_uuid: str | None = None
 
 
 @dataclass(slots=True)

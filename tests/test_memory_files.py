@@ -1,0 +1,81 @@
+"""Memory files: confinement, atomic saves with .bak, trash, daily notes, size and link checks."""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from clawback.core.errors import NotFoundError, UsageError
+from clawback.core.memory_files import MAX_BYTES, MAX_LINES, Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace(tmp_path / "workspace").ensure()
+
+
+@pytest.mark.parametrize("name", ["../x.md", "/etc/passwd.md", "memory/../../x.md", "", "notes.txt"])
+def test_names_outside_the_workspace_are_refused(ws: Workspace, name: str) -> None:
+    with pytest.raises(UsageError):
+        ws.resolve(name)
+
+
+def test_symlink_pointing_outside_is_refused(ws: Workspace, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret")
+    os.symlink(outside, ws.root / "memory" / "link.md")
+    with pytest.raises(UsageError, match="outside the workspace"):
+        ws.read("memory/link.md")
+    with pytest.raises(UsageError):
+        ws.save("memory/link.md", "overwrite")
+    assert outside.read_text() == "secret"
+
+
+def test_save_is_atomic_and_keeps_a_backup(ws: Workspace) -> None:
+    ws.save("MEMORY.md", "first\n")
+    ws.save("MEMORY.md", "second\n")
+    assert ws.read("MEMORY.md") == "second\n"
+    assert (ws.root / "MEMORY.md.bak").read_text() == "first\n"
+    assert (ws.root / "MEMORY.md").stat().st_mode & 0o777 == 0o600
+    assert not [p for p in ws.root.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_daily_note_list_rename_and_recoverable_delete(ws: Workspace) -> None:
+    path = ws.new_daily(date(2026, 11, 22))
+    assert path.read_text().startswith("# 2026-11-22")
+    ws.save("MEMORY.md", "# Memory\n")
+    assert [m.name for m in ws.list()] == ["MEMORY.md", "memory/2026-11-22.md"]
+    ws.rename("memory/2026-11-22.md", "memory/trip.md")
+    trashed = ws.delete("memory/trip.md")
+    assert trashed.exists() and "# 2026-11-22" in trashed.read_text()
+    assert [m.name for m in ws.list()] == ["MEMORY.md"]
+    with pytest.raises(NotFoundError):
+        ws.read("memory/trip.md")
+
+
+def test_append_adds_after_existing_text(ws: Workspace) -> None:
+    ws.save("memory/2026-01-01.md", "# day")
+    ws.append("memory/2026-01-01.md", "## later\nnote\n")
+    assert ws.read("memory/2026-01-01.md") == "# day\n\n## later\nnote\n"
+
+
+def test_size_check_flags_at_the_claude_code_limits(ws: Workspace) -> None:
+    ws.save("MEMORY.md", "x\n" * MAX_LINES)
+    assert not ws.check().size.flagged  # type: ignore[union-attr]
+    ws.save("MEMORY.md", "x\n" * (MAX_LINES + 1))
+    assert ws.check().size.over_lines  # type: ignore[union-attr]
+    ws.save("MEMORY.md", "y" * (MAX_BYTES + 1))
+    report = ws.check()
+    assert report.size.over_bytes and not report.ok  # type: ignore[union-attr]
+
+
+def test_check_reports_broken_relative_links(ws: Workspace) -> None:
+    ws.save("memory/2026-11-18.md", "# day\n")
+    ws.save(
+        "MEMORY.md",
+        "see [day](memory/2026-11-18.md), [gone](memory/nope.md), [web](https://x.org), [a](#top)\n",
+    )
+    assert ws.check().broken_links == [("MEMORY.md", 1, "memory/nope.md")]
