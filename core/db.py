@@ -9,6 +9,8 @@ never blocks the single writer (ingestion) and vice versa.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
@@ -126,6 +128,7 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     if path is not None:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+    conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
     db = sqlite_utils.Database(conn)
     try:
         migrations.apply(db)
@@ -137,3 +140,20 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
     return db
+
+
+@contextmanager
+def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]:
+    """One write transaction, taking the write lock up front.
+
+    ``BEGIN IMMEDIATE`` makes a second writer wait (``busy_timeout``) at the start instead of
+    failing half-way when a read transaction tries to upgrade.
+    """
+    conn = db.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -138,8 +138,12 @@ def test_compaction_boundary_and_summary() -> None:
 
 
 def test_summary_line_gives_a_title_and_a_summary_entry() -> None:
-    line = parse_line(next(decoded_lines(MAIN_FILE)))
-    assert line.meta == SessionMeta(title="Lighthouse log rotation fix")
+    first = next(decoded_lines(MAIN_FILE))
+    line = parse_line(first)
+    # The title names the session holding leafUuid, which the ingestor resolves.
+    assert line.meta == SessionMeta(
+        title="Lighthouse log rotation fix", title_for_uuid=first["leafUuid"]
+    )
     assert line.entries == [
         Entry(role=Role.SYSTEM, kind=Kind.SUMMARY, text="Lighthouse log rotation fix")
     ]

@@ -1,0 +1,45 @@
+"""The bundled demo archive: a few sessions in each format plus two memory files.
+
+``build_demo_home()`` copies it into a fresh throwaway home whose config points the Claude Code
+and OpenClaw sources at the copies (never at the user's real folders), then ingests it, so a new
+user can try search, browsing and memory editing without any data of their own.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from importlib.resources import files
+from pathlib import Path
+
+from ..config import Config, save_config
+from ..context import Clawback
+from ..paths import Paths, ensure_private_dir
+
+
+def demo_data() -> Path:
+    return Path(str(files(__package__) / "data"))
+
+
+def build_demo_home(home: Path | None = None) -> Path:
+    """Create (or refresh) a demo home and ingest it; returns its path."""
+    home = home or Path(tempfile.mkdtemp(prefix="clawback-demo-"))
+    paths = Paths(home).ensure()
+    data = demo_data()
+    sources = home / "demo-sources"
+    shutil.copytree(data / "claude-code", sources / "claude-code", dirs_exist_ok=True)
+    shutil.copytree(data / "openclaw", sources / "openclaw", dirs_exist_ok=True)
+    shutil.copytree(data / "native", paths.sessions, dirs_exist_ok=True)
+    if not paths.workspace.exists():
+        shutil.copytree(data / "workspace", paths.workspace)
+    ensure_private_dir(sources)
+    config = Config()
+    config.sources.claude_code_path = str(sources / "claude-code")
+    config.sources.openclaw_path = str(sources / "openclaw")
+    save_config(config, paths.config)
+    app = Clawback.open(home)
+    try:
+        app.ingest_all()
+    finally:
+        app.close()
+    return home
