@@ -157,3 +157,74 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+@migrations(name="0002_chat_sessions")
+def _chat_sessions(db: sqlite_utils.Database) -> None:
+    """The chat engine's session store (native sessions); never touched by reindex."""
+    db.executescript(
+        """
+        CREATE TABLE chat_sessions (
+            id TEXT PRIMARY KEY,             -- session uuid, also the transcript's name
+            key TEXT NOT NULL,               -- session key, e.g. local:alice
+            transcript TEXT NOT NULL,        -- path of the JSONL transcript
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            label TEXT,
+            model_override TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            compaction_count INTEGER NOT NULL DEFAULT 0,
+            memory_flush_at TEXT,
+            memory_flush_compaction_count INTEGER,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            total_tokens INTEGER NOT NULL DEFAULT 0,   -- input + cache_read + cache_write
+            context_tokens INTEGER,                    -- the model's window, when reported
+            last_model TEXT,
+            parent_id TEXT,
+            current INTEGER NOT NULL DEFAULT 1         -- the live session for its key
+        );
+        CREATE INDEX chat_sessions_key ON chat_sessions (key, current);
+        """
+    )
+
+
+@migrations(name="0003_memory_lifecycle")
+def _memory_lifecycle(db: sqlite_utils.Database) -> None:
+    """Compaction ledger and knowledge facts; user edits to facts survive reindex."""
+    db.executescript(
+        """
+        CREATE TABLE compactions (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            tokens_before INTEGER NOT NULL,
+            tokens_after INTEGER NOT NULL,
+            messages_removed INTEGER NOT NULL,
+            first_kept_id TEXT,
+            summary TEXT NOT NULL,
+            model TEXT
+        );
+        CREATE INDEX compactions_session ON compactions (session_id, created_at);
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            type TEXT NOT NULL,              -- decision|implementation|config|issue|task_state|architecture
+            content TEXT NOT NULL,
+            context TEXT,
+            session_id TEXT,
+            message_id TEXT,
+            conversation_id INTEGER,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            superseded_by INTEGER,
+            edited INTEGER NOT NULL DEFAULT 0  -- changed by hand
+        );
+        CREATE INDEX facts_session ON facts (session_id);
+        CREATE VIRTUAL TABLE facts_fts USING fts5 (
+            content, context, content = 'facts', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        """
+    )

@@ -1,0 +1,1 @@
+"""The fake ``claude`` CLI for tests, its extra captures, and the fixtures that drive it."""

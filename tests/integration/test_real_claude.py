@@ -1,0 +1,279 @@
+"""ClaudeRunner against the real ``claude`` CLI, offline, with a loopback stand-in for the API.
+
+Opt-in: set ``CLAWBACK_INTEGRATION=1`` and have Claude Code installed (on PATH, in
+``node_modules/.bin/claude``, or named by ``CLAWBACK_INTEGRATION_CLAUDE``), e.g.::
+
+    cd /tmp/claude-cli && npm install @anthropic-ai/claude-code
+    CLAWBACK_INTEGRATION=1 PATH=/tmp/claude-cli/node_modules/.bin:$PATH pytest tests/integration
+
+The CLI runs with a throwaway ``HOME``, ``ANTHROPIC_BASE_URL`` pointing at the stand-in on
+127.0.0.1, a fake ``ANTHROPIC_API_KEY``, no retries and no telemetry: it talks to nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clawback.core.claude_events import SystemInit, TextDelta
+from clawback.core.claude_runner import (
+    ClaudeAPIError,
+    ClaudeAuthError,
+    ClaudeCancelled,
+    ClaudeNotLoggedIn,
+    ClaudeOverloaded,
+    ClaudeRateLimited,
+    ClaudeRunner,
+    ClaudeTimeout,
+)
+
+from ..fake_claude.fixtures import (  # noqa: F401  (no_leftover_processes is a fixture)
+    FAKE_CLAUDE,
+    assert_same_shape,
+    kind,
+    no_leftover_processes,
+    parse_lines,
+)
+from .anthropic_standin import AnthropicStandin
+
+pytestmark = pytest.mark.integration
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SYSTEM = "You are clawback's integration-test assistant. Keep answers short."
+# Credentials and switches of the developer's own environment that must not leak into the test.
+SCRUB = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDECODE",
+)
+
+
+def find_real_claude() -> str | None:
+    candidates = [
+        os.environ.get("CLAWBACK_INTEGRATION_CLAUDE"),
+        shutil.which("claude"),
+        str(REPO_ROOT / "node_modules" / ".bin" / "claude"),
+        str(Path.cwd() / "node_modules" / ".bin" / "claude"),
+    ]
+    for candidate in candidates:
+        if candidate and os.access(candidate, os.X_OK) and Path(candidate).resolve() != FAKE_CLAUDE:
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def real_claude() -> str:
+    if os.environ.get("CLAWBACK_INTEGRATION") != "1":
+        pytest.skip("integration test: set CLAWBACK_INTEGRATION=1 to run the real claude CLI")
+    found = find_real_claude()
+    if found is None:
+        pytest.skip(
+            "integration test: no real claude CLI found (PATH, node_modules/.bin/claude or "
+            "CLAWBACK_INTEGRATION_CLAUDE); install it with `npm install @anthropic-ai/claude-code`"
+        )
+    return found
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in SCRUB:
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def standin() -> Iterator[AnthropicStandin]:
+    with AnthropicStandin() as server:
+        yield server
+
+
+def offline_env(standin: AnthropicStandin, home: Path, *, key: bool = True) -> dict[str, str]:
+    env = {
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": standin.base_url,
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    if key:
+        env["ANTHROPIC_API_KEY"] = "sk-test-clawback-integration"
+    return env
+
+
+def make_runner(
+    real_claude: str, standin: AnthropicStandin, home: Path, tmp_path: Path, **kwargs: Any
+) -> ClaudeRunner:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir(exist_ok=True)
+    kwargs.setdefault("timeout", 60.0)
+    kwargs.setdefault("env", offline_env(standin, home))
+    return ClaudeRunner(real_claude, cwd=cwd, **kwargs)
+
+
+def system_texts(request: dict[str, Any]) -> list[str]:
+    system = request.get("system") or []
+    if isinstance(system, str):
+        return [system]
+    return [block.get("text", "") for block in system]
+
+
+async def test_version(real_claude: str, claude_home: Path, standin: AnthropicStandin) -> None:
+    runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home), cwd=claude_home)
+    version = await runner.version()
+    assert version.endswith("(Claude Code)")
+
+
+async def test_a_turn_streams_and_finishes(
+    real_claude: str, claude_home: Path, standin: AnthropicStandin, tmp_path: Path
+) -> None:
+    runner = make_runner(real_claude, standin, claude_home, tmp_path)
+    prompt = "Please explain how SQLite WAL mode interacts with concurrent readers.\n"
+    events = []
+    async with contextlib.aclosing(runner.stream(prompt, system_prompt=SYSTEM)) as stream:
+        async for event in stream:
+            events.append(event)
+    assert isinstance(events[0], SystemInit)
+    result = events[-1]
+    assert result.reply == "ECHO: " + prompt
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == result.reply
+    assert result.usage.cache_read == 200 and result.usage.cache_write == 20
+    assert result.usage.output == 60 and result.usage.input > 0
+    [request] = standin.state.requests
+    assert result.model == request["model"] == events[0].model
+    assert result.context_window and result.context_window > 0
+    assert SYSTEM in system_texts(request)  # --system-prompt replaced the default prompt
+    assert request["tools"] == []  # --tools "" turned the built-in tools off
+
+
+async def test_unicode_multiline_and_model_alias(
+    real_claude: str, claude_home: Path, standin: AnthropicStandin, tmp_path: Path
+) -> None:
+    runner = make_runner(real_claude, standin, claude_home, tmp_path, model="sonnet")
+    prompt = "multi\nline\nprompt with unicode: 日本語 ✓\n"
+    result = await runner.run(prompt, system_prompt=SYSTEM)
+    assert result.reply == result.partial == "ECHO: " + prompt
+    assert result.model == standin.state.requests[-1]["model"]
+    assert "sonnet" in (result.model or "")
+
+
+async def test_structured_output(real_claude: str, claude_home: Path, tmp_path: Path) -> None:
+    payload = {"facts": [{"type": "decision", "content": "Use PostgreSQL for billing"}]}
+    schema = {
+        "type": "object",
+        "properties": {"facts": {"type": "array", "items": {"type": "object"}}},
+        "required": ["facts"],
+    }
+    with AnthropicStandin(structured=payload) as standin:
+        runner = make_runner(real_claude, standin, claude_home, tmp_path)
+        result = await runner.run("Extract facts.", system_prompt=SYSTEM, json_schema=schema)
+        names = [t["name"] for t in standin.state.requests[0]["tools"]]
+    assert "StructuredOutput" in names
+    assert result.structured_output == payload
+    assert json.loads(result.reply) == payload
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(401, ClaudeAuthError), (429, ClaudeRateLimited), (529, ClaudeOverloaded)],
+)
+async def test_api_errors(
+    real_claude: str, claude_home: Path, tmp_path: Path, status: int, error: type[ClaudeAPIError]
+) -> None:
+    with AnthropicStandin(status=status) as standin:
+        runner = make_runner(real_claude, standin, claude_home, tmp_path)
+        with pytest.raises(error) as caught:
+            await runner.run("hello", system_prompt=SYSTEM)
+        assert len(standin.state.requests) == 1  # CLAUDE_CODE_MAX_RETRIES=0 was honoured
+    assert caught.value.status == status
+    assert f"mock {caught.value.result.api_error_type}" in caught.value.result_text
+
+
+async def test_not_logged_in(
+    real_claude: str, claude_home: Path, standin: AnthropicStandin, tmp_path: Path
+) -> None:
+    env = offline_env(standin, claude_home, key=False)
+    runner = make_runner(real_claude, standin, claude_home, tmp_path, env=env)
+    with pytest.raises(ClaudeNotLoggedIn, match="claude /login"):
+        await runner.run("hello", system_prompt=SYSTEM)
+    assert standin.state.requests == []
+
+
+async def test_timeout_stops_the_cli(real_claude: str, claude_home: Path, tmp_path: Path) -> None:
+    with AnthropicStandin(stall=15) as standin:
+        runner = make_runner(real_claude, standin, claude_home, tmp_path, timeout=4.0)
+        started = time.monotonic()
+        with pytest.raises(ClaudeTimeout):
+            await runner.run("hello", system_prompt=SYSTEM)
+        assert time.monotonic() - started < 10
+
+
+async def test_cancel_mid_stream_keeps_the_partial_text(
+    real_claude: str, claude_home: Path, tmp_path: Path
+) -> None:
+    prompt = "word " * 60  # eight 40-character pieces, one every 0.3 s
+    with AnthropicStandin(delay=0.3) as standin:
+        runner = make_runner(real_claude, standin, claude_home, tmp_path)
+        deltas: list[str] = []
+        caught: list[ClaudeCancelled] = []
+        first = asyncio.Event()
+
+        async def turn() -> None:
+            try:
+                async with contextlib.aclosing(runner.stream(prompt, system_prompt=SYSTEM)) as s:
+                    async for event in s:
+                        if isinstance(event, TextDelta):
+                            deltas.append(event.text)
+                            first.set()
+            except ClaudeCancelled as exc:
+                caught.append(exc)
+                raise
+
+        task = asyncio.create_task(turn())
+        await asyncio.wait_for(first.wait(), 30)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    [exc] = caught
+    assert exc.partial_text == "".join(deltas)
+    assert ("ECHO: " + prompt).startswith(exc.partial_text) and exc.partial_text
+
+
+def test_fake_prints_what_the_real_cli_prints_for_clawbacks_command(
+    real_claude: str, claude_home: Path, standin: AnthropicStandin, tmp_path: Path
+) -> None:
+    """Both, run with exactly the runner's argv (no --bare), print the same shapes."""
+    runner = ClaudeRunner(real_claude)
+    prompt = "multi\nline\nprompt with unicode: 日本語 ✓ and a little more text to split\n"
+    outputs = []
+    for executable in (real_claude, str(FAKE_CLAUDE)):
+        argv = runner.build_argv(executable, system_prompt=SYSTEM, model="sonnet")
+        env = {**os.environ, **offline_env(standin, claude_home)}
+        proc = subprocess.run(
+            argv, input=prompt.encode(), capture_output=True, env=env, cwd=tmp_path, timeout=60
+        )
+        assert (proc.returncode, proc.stderr) == (0, b"")
+        outputs.append(parse_lines(proc.stdout.decode("utf-8")))
+    real, fake = outputs
+    assert [kind(line) for line in fake] == [kind(line) for line in real]
+    for i, (real_line, fake_line) in enumerate(zip(real, fake, strict=True)):
+        assert_same_shape(real_line, fake_line, f"line {i + 1} ({kind(real_line)})")
+    assert fake[-1]["result"] == real[-1]["result"] == "ECHO: " + prompt
