@@ -33,6 +33,7 @@ from .archive import (
 )
 from .context import Clawback
 from .errors import ClawbackError
+from .ingest import ProgressFactory
 from .model import KIND_FILTERS, Source
 from .search import MARK_END, MARK_START, SearchFilters, search
 
@@ -40,7 +41,7 @@ AppLauncher = Callable[[click.Context, Path | None, bool], None]
 _app_launcher: AppLauncher | None = None
 
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def set_app_launcher(launcher: AppLauncher) -> None:
@@ -90,7 +91,7 @@ def cli(ctx: click.Context, home: Path | None, demo: bool) -> None:
 # -- ingest -------------------------------------------------------------------------------------
 
 
-def _progress(enabled: bool):  # type: ignore[no-untyped-def]
+def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]]:
     """A rich progress bar on a terminal; returns (factory for the ingestor, closer)."""
     if not enabled or not sys.stderr.isatty():
         return None, lambda: None
@@ -156,7 +157,11 @@ def ingest(
         f"Ingested {stats.files} files ({mb:.1f} MB, {stats.entries} entries) in "
         f"{stats.seconds:.2f}s; {stats.unchanged} unchanged, {stats.skipped_lines} lines skipped"
         + (f", {stats.missing} source files missing" if stats.missing else "")
-        + (f", {stats.unsupported_files} files in unknown formats" if stats.unsupported_files else "")
+        + (
+            f", {stats.unsupported_files} files in unknown formats"
+            if stats.unsupported_files
+            else ""
+        )
     )
     for problem in stats.errors:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
@@ -337,7 +342,10 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
     else:
-        out.print("[bold]claude[/] [yellow]not found on PATH[/] (npm install -g @anthropic-ai/claude-code)")
+        out.print(
+            "[bold]claude[/] [yellow]not found on PATH[/]"
+            " (npm install -g @anthropic-ai/claude-code)"
+        )
 
 
 @cli.command()
@@ -347,7 +355,9 @@ def watch(ctx: click.Context) -> None:
     from .watch import watch_sources
 
     app = _open(ctx)
-    err.print("[dim]Watching " + ", ".join(str(p) for p in app.watch_folders()) + " (Ctrl-C stops)[/]")
+    err.print(
+        "[dim]Watching " + ", ".join(str(p) for p in app.watch_folders()) + " (Ctrl-C stops)[/]"
+    )
 
     def report(stats: Any) -> None:
         if stats.entries or stats.missing:
@@ -375,7 +385,9 @@ def config(ctx: click.Context, as_json: bool) -> None:
     out.print(f"[dim]{app.paths.config}[/]")
     for row in rows:
         changed = "" if row["value"] == row["default"] else " [yellow](changed)[/]"
-        out.print(f"[bold]{row['key']}[/] = {escape(repr(row['value']))}{changed}  [dim]{row['doc']}[/]")
+        out.print(
+            f"[bold]{row['key']}[/] = {escape(repr(row['value']))}{changed}  [dim]{row['doc']}[/]"
+        )
 
 
 @cli.command()
@@ -416,3 +428,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)
+
+
+# Command groups that live in their own modules register themselves on ``cli`` when imported.
+from . import cli_chat, cli_memory  # noqa: E402, F401

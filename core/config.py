@@ -67,6 +67,16 @@ class ChatConfig:
     flush_mode: str = setting("auto", "Pre-compaction memory flush: auto, ask or off.")
     reserve_tokens_floor: int = setting(5_000, "Flush threshold: reserve below the window.")
     soft_threshold_tokens: int = setting(4_000, "Flush threshold: soft margin before it.")
+    recall: bool = setting(True, "Add recalled context from the archive to each chat turn.")
+    model_aliases: list[str] = setting(
+        [], "Extra model names for '/new <model>' and --model, as 'ALIAS=MODEL'."
+    )
+    reset_by_type: list[str] = setting(
+        [], "Per session type (dm, group, thread, ...): 'TYPE=idle:MINUTES' or 'TYPE=daily:HOUR'."
+    )
+    reset_by_channel: list[str] = setting(
+        [], "Per channel (local, telegram, ...): 'CHANNEL=idle:MINUTES' or 'CHANNEL=daily:HOUR'."
+    )
 
 
 @dataclass
@@ -90,9 +100,11 @@ class Config:
 def describe() -> list[tuple[str, Any, str]]:
     """Every setting as ``(section.key, default, doc)``, for ``clawback config``."""
     rows = []
+    defaults = Config()
     for section in dataclasses.fields(Config):
-        for f in dataclasses.fields(section.default_factory()):  # type: ignore[misc]
-            default = f.default_factory() if f.default is dataclasses.MISSING else f.default  # type: ignore[misc]
+        values = getattr(defaults, section.name)
+        for f in dataclasses.fields(values):
+            default = getattr(values, f.name)
             rows.append((f"{section.name}.{f.name}", default, f.metadata["doc"]))
     return rows
 

@@ -130,12 +130,11 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
     db = sqlite_utils.Database(conn)
-    try:
-        migrations.apply(db)
-    except sqlite3.OperationalError:
-        # Another process created the schema between our check and our write; its migration
-        # is recorded now, so applying again is a no-op that proves the schema is complete.
-        migrations.apply(db)
+    if migrations.pending(db):
+        # Two processes opening a new home at once must not both create the schema: the
+        # write lock taken up front makes the second wait, then find nothing pending.
+        with write_transaction(db):
+            migrations.apply(db)
     if path is not None:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
@@ -210,7 +209,8 @@ def _memory_lifecycle(db: sqlite_utils.Database) -> None:
         CREATE INDEX compactions_session ON compactions (session_id, created_at);
         CREATE TABLE facts (
             id INTEGER PRIMARY KEY,
-            type TEXT NOT NULL,              -- decision|implementation|config|issue|task_state|architecture
+            -- decision | implementation | config | issue | task_state | architecture
+            type TEXT NOT NULL,
             content TEXT NOT NULL,
             context TEXT,
             session_id TEXT,
@@ -228,3 +228,11 @@ def _memory_lifecycle(db: sqlite_utils.Database) -> None:
         );
         """
     )
+
+
+@migrations(name="0005_fact_sources")
+def _fact_sources(db: sqlite_utils.Database) -> None:
+    """When a fact was said (not when it was extracted), and indexes for listing facts."""
+    db.execute("ALTER TABLE facts ADD COLUMN source_ts TEXT")
+    db.execute("CREATE INDEX facts_type ON facts (type, superseded_by)")
+    db.execute("CREATE INDEX facts_conversation ON facts (conversation_id)")

@@ -7,7 +7,6 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.memory_files import MAX_BYTES, MAX_LINES, Workspace
 
@@ -17,7 +16,9 @@ def ws(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path / "workspace").ensure()
 
 
-@pytest.mark.parametrize("name", ["../x.md", "/etc/passwd.md", "memory/../../x.md", "", "notes.txt"])
+@pytest.mark.parametrize(
+    "name", ["../x.md", "/etc/passwd.md", "memory/../../x.md", "", "notes.txt"]
+)
 def test_names_outside_the_workspace_are_refused(ws: Workspace, name: str) -> None:
     with pytest.raises(UsageError):
         ws.resolve(name)

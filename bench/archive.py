@@ -1,0 +1,181 @@
+"""Archive benchmark: ingest throughput vs a bare loader, re-scan, search latency, recall, RSS.
+
+    .venv/bin/python bench/archive.py --mb 200            # the issue's 200 MB corpus
+    .venv/bin/python bench/archive.py --mb 20 --rescan-files 10000
+
+Every figure is printed next to a baseline measured in the same run on the same machine:
+the bare loader (``json.loads`` + one ``executemany`` into a bare FTS5 table in one
+transaction) for ingest, and a bare ``MATCH ... ORDER BY rank LIMIT 20`` for search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from clawback.core.context import Clawback
+from clawback.core.model import Source
+from clawback.core.search import SearchFilters, search
+from clawback.core.sources import SourceRoot
+from corpus import generate
+
+
+def corpus_size(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*.jsonl"))
+
+
+def bare_loader(root: Path, db_path: Path) -> tuple[float, int]:
+    conn = sqlite3.connect(db_path)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    started = time.perf_counter()
+    rows = 0
+
+    def lines():  # type: ignore[no-untyped-def]
+        nonlocal rows
+        for path in root.rglob("*.jsonl"):
+            with path.open("rb") as handle:
+                for raw in handle:
+                    obj = json.loads(raw)
+                    message = obj.get("message") if isinstance(obj, dict) else None
+                    body = json.dumps(message["content"]) if isinstance(message, dict) else ""
+                    rows += 1
+                    yield (body,)
+
+    with conn:
+        conn.executemany("INSERT INTO t (body) VALUES (?)", lines())
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed, rows
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def bare_search(db_path: Path, match: str) -> float:
+    conn = sqlite3.connect(db_path)
+    started = time.perf_counter()
+    conn.execute(
+        "SELECT rowid, snippet(entries_fts, 0, '[', ']', '…', 16) FROM entries_fts"
+        " WHERE entries_fts MATCH ? ORDER BY rank LIMIT 20",
+        (match,),
+    ).fetchall()
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mb", type=float, default=50, help="approximate corpus size")
+    parser.add_argument("--messages", type=int, default=200, help="messages per session")
+    parser.add_argument("--rescan-files", type=int, default=10_000)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="clawback-bench-"))
+    root = work / "projects"
+    # ~2.3 KB per message in this generator's shape.
+    sessions = max(1, int(args.mb * 1_000_000 / (args.messages * 2300)))
+    t0 = time.perf_counter()
+    planted = generate(
+        root, sessions=sessions, messages=args.messages, plant_every=max(1, sessions // 200)
+    )
+    size = corpus_size(root)
+    print(f"corpus: {sessions} sessions x {args.messages} messages, {size / 1e6:.1f} MB "
+          f"(generated in {time.perf_counter() - t0:.1f}s), {len(planted)} planted phrases")  # fmt: skip
+
+    base_time, base_rows = bare_loader(root, work / "bare.db")
+    app = Clawback.open(work / "home")
+    roots = [SourceRoot(Source.CLAUDE_CODE, root, "bench")]
+    started = time.perf_counter()
+    stats = app.ingestor().ingest(roots)
+    ingest_time = time.perf_counter() - started
+    base_mbs, ours_mbs = size / 1e6 / base_time, size / 1e6 / ingest_time
+    print(f"ingest: clawback {ours_mbs:.1f} MB/s ({stats.entries / ingest_time:,.0f} entries/s, "
+          f"{stats.entries:,} entries) | bare loader {base_mbs:.1f} MB/s "
+          f"({base_rows / base_time:,.0f} lines/s) | ratio {ours_mbs / base_mbs:.2f}x")  # fmt: skip
+
+    started = time.perf_counter()
+    again = app.ingestor().ingest(roots)
+    print(
+        f"re-scan unchanged corpus ({again.unchanged} files): {time.perf_counter() - started:.3f}s"
+    )
+
+    # Re-scan of many small unchanged files.
+    many = work / "many"
+    line = (root.rglob("*.jsonl").__next__()).open().readline()
+    for i in range(args.rescan_files):
+        folder = many / f"-p{i % 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"s{i}.jsonl").write_text(line)
+    many_roots = [SourceRoot(Source.CLAUDE_CODE, many, "many")]
+    app.ingestor().ingest(many_roots)
+    started = time.perf_counter()
+    for dirpath, _, files in os.walk(many):
+        for name in files:
+            os.stat(os.path.join(dirpath, name))
+    walk = time.perf_counter() - started
+    started = time.perf_counter()
+    rescan = app.ingestor().ingest(many_roots)
+    rescan_time = time.perf_counter() - started
+    print(f"re-scan {rescan.unchanged} unchanged files: {rescan_time:.3f}s "
+          f"(bare os.walk+stat: {walk:.3f}s)")  # fmt: skip
+
+    rng = random.Random(5)
+    rare = [p.phrase for p in rng.sample(planted, min(40, len(planted))) if p.place != "cjk"]
+    classes = {
+        "rare phrase": rare,
+        "common word": ["the", "search", "index", "python", "error"] * 4,
+        "4-letter prefix": ["sear*", "inde*", "quer*", "comp*", "tran*"] * 4,
+        "1-3 letter prefix": ["s*", "in*", "que*", "co*"] * 5,
+    }
+    print("search (LIMIT 20 with snippets)        clawback p50/p95 |   bare p50/p95 (ms)")
+    for name, queries in classes.items():
+        ours = [search(app.db, q, limit=20).seconds for q in queries]
+        bare = [
+            bare_search(work / "home" / "clawback.db", q if q.endswith("*") else f'"{q}"')
+            for q in queries
+        ]
+        o50, o95 = percentiles(ours)
+        b50, b95 = percentiles(bare)
+        print(f"  {name:20} {o50:14.1f} / {o95:6.1f} | {b50:6.1f} / {b95:6.1f}")
+    filtered = [
+        search(app.db, q, SearchFilters(kind="tool"), limit=20).seconds
+        for q in classes["common word"]
+    ]
+    f50, f95 = percentiles(filtered)
+    print(f"  {'common, kind=tool':20} {f50:14.1f} / {f95:6.1f}")
+
+    found = 0
+    for item in planted:
+        hits = search(app.db, item.phrase, limit=20).hits
+        if any(hit.session_id == item.session_id for hit in hits):
+            found += 1
+    print(f"recall of planted phrases: {found}/{len(planted)} = {100 * found / len(planted):.1f}%")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"peak RSS: {peak:.0f} MB; index size {(work / 'home' / 'clawback.db').stat().st_size / 1e6:.0f} MB"
+    )
+    app.close()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

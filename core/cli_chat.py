@@ -1,0 +1,214 @@
+"""``clawback chat``: one chat turn from the command line (registered on the main CLI group).
+
+``clawback chat [MESSAGE] [--session KEY|ID] [--new] [--model M] [--json] [--dry-run]`` runs one
+turn through :class:`~clawback.core.chat.ChatEngine`, the same pipeline the terminal app uses.
+The reply streams to stdout; notes (a new session, a label) go to stderr. ``--json`` prints one
+object (``session_id``, ``session_key``, ``reply``, ``usage``, ``is_error``, ...) instead.
+``--dry-run`` prints the prompt exactly as it would be sent and writes nothing.
+
+Errors are one line on stderr and a non-zero exit (Ctrl-C: 130); by then the user's message is
+already in the transcript. This module only parses arguments and prints: it must never decide
+anything about sessions or prompts itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import NoReturn
+
+import click
+
+from .archive import resolve_session
+from .chat import ChatEngine, ChatEvent, Notice, ReplyDelta, SessionChanged, TurnOutcome
+from .chat_sessions import ChatSession, SessionStore, local_session_key
+from .claude_runner import ClaudeError
+from .cli import _open, _print_json, cli
+from .context import Clawback
+from .errors import ClawbackError, NotFoundError, UsageError
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    """One line on stderr (never wrapped), then exit with ``code``."""
+    click.echo(f"error: {' '.join(message.split())}", err=True)
+    sys.exit(code)
+
+
+def _note(text: str) -> None:
+    click.secho(text, err=True, dim=True)
+
+
+def _read_stdin() -> str:
+    if sys.stdin is None:
+        return ""
+    if sys.stdin.isatty():
+        _note("Type your message, then Ctrl-D to send.")
+    return sys.stdin.read()
+
+
+def _target(app: Clawback, engine: ChatEngine, ref: str | None) -> tuple[str | None, str | None]:
+    """``--session``: a key (has a ``:``), a chat session id (or prefix), or an archived session.
+
+    An archived session (Claude Code, OpenClaw) is continued in a fork of it, keyed
+    ``local:<user>:thread:<id prefix>``; the next call with the same id continues that fork.
+    Returns ``(key, session_id)``.
+    """
+    if ref is None:
+        return None, None
+    ref = ref.strip()
+    if ":" in ref:
+        return SessionStore.normalize_key(ref), None
+    store = engine.store
+    rows = app.db.execute(
+        "SELECT id FROM chat_sessions WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC LIMIT 2",
+        (ref, ref + "%" if len(ref) >= 4 else ref, ref),
+    ).fetchall()
+    if len(rows) == 1 or (rows and rows[0][0] == ref):
+        return None, rows[0][0]
+    if len(rows) > 1:
+        raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
+    try:
+        archived = resolve_session(app.db, ref)
+    except NotFoundError:
+        raise NotFoundError(
+            f"no session {ref!r}: --session takes a key such as {local_session_key()} or a "
+            "session id (see `clawback sessions`)"
+        ) from None
+    for session in store.list(limit=1000):
+        if session.parent_id == archived.id and session.current and store.is_fresh(session):
+            return None, session.id
+    fork = engine.fork(archived.id)
+    _note(f"Continuing {archived.source} session {archived.id[:8]} in a new chat {fork.id[:8]}.")
+    return None, fork.id
+
+
+@cli.command()
+@click.argument("message", required=False)
+@click.option(
+    "--session", "ref", help="Session key (default local:<user>), or a session id to continue."
+)
+@click.option("--new", "new", is_flag=True, help="Start a new session first (like /new).")
+@click.option("--model", help="Model for this turn (opus, sonnet, haiku or a full name).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object, no streaming.")
+@click.option("--dry-run", is_flag=True, help="Print the prompt as it would be sent; send nothing.")
+@click.pass_context
+def chat(
+    ctx: click.Context,
+    message: str | None,
+    ref: str | None,
+    new: bool,
+    model: str | None,
+    as_json: bool,
+    dry_run: bool,
+) -> None:
+    """Chat with Claude (through your `claude` CLI): one turn; no MESSAGE reads stdin.
+
+    Type /new or /reset (optionally `/new opus ...`) to start over, /label TEXT to name the
+    session.
+    """
+    app = _open(ctx)
+    engine = app.chat_engine()
+    text = message if message is not None else _read_stdin()
+    try:
+        if not text.strip() and not new:
+            raise UsageError("Nothing to send: give a MESSAGE or pipe one on stdin.")
+        if dry_run:
+            _dry_run(app, engine, text, ref, new, model, as_json)
+            return
+        key, session_id = _target(app, engine, ref)
+        outcome = _run(engine, text, key, session_id, model, new, as_json)
+    except ClawbackError as exc:
+        _fail(str(exc), exc.exit_code)
+    if as_json:
+        _print_json(outcome.to_json())
+    if outcome.cancelled:
+        sys.exit(130)
+
+
+def _saved_hint(session: ChatSession | None) -> str:
+    if session is None:
+        return ""
+    return f" Your message is saved in session {session.id[:8]} ({session.key})."
+
+
+def _run(
+    engine: ChatEngine,
+    text: str,
+    key: str | None,
+    session_id: str | None,
+    model: str | None,
+    new: bool,
+    as_json: bool,
+) -> TurnOutcome:
+    turn = engine.turn(text, key=key, session_id=session_id, model=model, new=new)
+    wrote = {"reply": False, "ends_with_newline": True}
+
+    def show(event: ChatEvent) -> None:
+        if as_json:
+            return
+        if isinstance(event, ReplyDelta):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            wrote["reply"] = True
+            wrote["ends_with_newline"] = event.text.endswith("\n")
+        elif isinstance(event, SessionChanged):
+            if event.reason == "stale":
+                _note(f"The last session went stale; started a new one ({event.session.id[:8]}).")
+            elif event.reason in ("new", "reset"):
+                _note(f"New session {event.session.id[:8]} ({event.session.key}).")
+        elif isinstance(event, Notice):
+            _note(event.text)
+
+    async def go() -> TurnOutcome:
+        try:
+            async for event in turn:
+                show(event)
+        finally:
+            if wrote["reply"] and not wrote["ends_with_newline"]:
+                sys.stdout.write("\n")
+                sys.stdout.flush()
+        assert turn.outcome is not None
+        return turn.outcome
+
+    try:
+        outcome = asyncio.run(go())
+    except ClaudeError as exc:
+        if as_json and turn.outcome is not None:
+            _print_json({**turn.outcome.to_json(), "is_error": True, "error": str(exc)})
+        _fail(str(exc) + _saved_hint(turn.session), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail(
+            "cancelled; what streamed so far is kept as a partial reply."
+            + _saved_hint(turn.session),
+            130,
+        )
+    if outcome.cancelled:
+        _note("Cancelled; the partial reply is kept." + _saved_hint(turn.session))
+    return outcome
+
+
+def _dry_run(
+    app: Clawback,
+    engine: ChatEngine,
+    text: str,
+    ref: str | None,
+    new: bool,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    key = session_id = fork_of = None
+    if ref is not None and ":" not in ref:
+        known = engine.store.get(ref.strip())
+        if known is not None:
+            session_id = known.id
+        else:
+            fork_of = resolve_session(app.db, ref).id
+    elif ref is not None:
+        key = ref
+    prepared = engine.prepare(
+        text, key=key, session_id=session_id, model=model, new=new, fork_of=fork_of
+    )
+    if as_json:
+        _print_json(prepared.to_json())
+    else:
+        click.echo(prepared.render(), nl=False)

@@ -1,0 +1,143 @@
+"""One object that carries a home's paths, config and open index: what every command needs.
+
+The CLI builds it once per invocation and the app receives it from its factory, so no module
+reaches for a global home, and tests hand in a temporary one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
+
+from .config import Config, load_config
+from .db import connect
+from .errors import ClawbackError
+from .ingest import Ingestor, IngestStats, ProgressFactory
+from .model import Source
+from .paths import Paths
+from .sources import SourceRoot, configured_roots
+
+if TYPE_CHECKING:
+    from .chat import ChatEngine
+
+
+@dataclass
+class Clawback:
+    paths: Paths
+    config: Config
+    db: sqlite_utils.Database
+    listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, home: str | Path | None = None) -> Clawback:
+        """Open (creating if needed) the home; config errors surface before anything is touched."""
+        paths = Paths.resolve(home)
+        config = load_config(paths.config)
+        paths.ensure()
+        try:
+            db = connect(paths.database)
+        except sqlite3.DatabaseError as exc:
+            raise ClawbackError(
+                f"{paths.database}: cannot open the index ({exc}). It can be rebuilt: move the"
+                " file away and run `clawback ingest`."
+            ) from None
+        return cls(paths, config, db)
+
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.config, self.paths, on_indexed=self._notify)
+
+    def _notify(self, session_ids: set[str]) -> None:
+        for listener in self.listeners:
+            listener(session_ids)
+
+    def ingest_all(
+        self, *, reimport: bool = False, progress: ProgressFactory | None = None
+    ) -> IngestStats:
+        roots = configured_roots(self.config, self.paths)
+        return self.ingestor().ingest(roots, reimport=reimport, full_scan=True, progress=progress)
+
+    def ingest_paths(
+        self,
+        paths: list[Path],
+        source: Source | None = None,
+        *,
+        reimport: bool = False,
+        progress: ProgressFactory | None = None,
+    ) -> IngestStats:
+        ingestor = self.ingestor()
+        from .sources import root_for_path
+
+        roots = []
+        for path in paths:
+            if not path.exists():
+                raise ClawbackError(f"{path}: no such file or folder")
+            detected = source
+            if detected is None and path.is_file():
+                detected = ingestor.classify(path)
+                if detected is None:
+                    raise ClawbackError(f"{path}: not a transcript format clawback reads")
+            roots.append(root_for_path(path, detected))
+        return ingestor.ingest(roots, reimport=reimport, progress=progress)
+
+    def reindex(self, progress: ProgressFactory | None = None) -> IngestStats:
+        """Re-read every transcript the index knows, from the configured sources and beyond.
+
+        Files whose source is gone keep their entries: the index is their only copy now.
+        """
+        roots = configured_roots(self.config, self.paths)
+        covered = [root.root.resolve() for root in roots]
+        for source, key, path in self.db.execute(
+            "SELECT source, file_key, path FROM files WHERE missing = 0"
+        ).fetchall():
+            file = Path(path)
+            if any(file.is_relative_to(folder) for folder in covered) or not file.exists():
+                continue
+            base = file.parents[len(key.split("/")) - 1]
+            roots.append(SourceRoot(Source(source), base, str(base), only=(file,)))
+        return self.ingestor().ingest(roots, reimport=True, full_scan=True, progress=progress)
+
+    def watch_folders(self) -> list[Path]:
+        """Existing folders of the configured sources (the home's own are created)."""
+        self.paths.workspace.mkdir(parents=True, exist_ok=True)
+        folders = []
+        for root in configured_roots(self.config, self.paths):
+            if root.root.is_dir() and root.root not in folders:
+                folders.append(root.root)
+        return folders
+
+    def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
+        """Ingest the changed files among ``changed`` (a watcher batch)."""
+        roots = sorted(
+            configured_roots(self.config, self.paths),
+            key=lambda r: len(r.root.parts),
+            reverse=True,
+        )
+        picked: dict[SourceRoot, list[Path]] = {}
+        for path in changed:
+            for root in roots:
+                if root.accepts(path):
+                    picked.setdefault(root, []).append(path)
+                    break
+        selected = [
+            SourceRoot(root.source, root.root, root.name, only=tuple(files))
+            for root, files in picked.items()
+        ]
+        ingestor = self.ingestor()
+        stats = ingestor.ingest(selected)
+        if deleted:
+            stats.missing = ingestor.mark_missing()
+        return stats
+
+    def chat_engine(self, **kwargs: Any) -> ChatEngine:
+        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz)."""
+        from .chat import ChatEngine
+
+        return ChatEngine(self, **kwargs)
+
+    def close(self) -> None:
+        self.db.conn.close()

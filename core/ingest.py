@@ -1,0 +1,666 @@
+"""Incremental, crash-safe ingestion of transcript files into the index.
+
+For each file the index keeps a ``files`` row: size, mtime, the byte offset of the last complete
+line consumed, and a hash of a window of the bytes before it. A re-scan stats every file and
+reads only what grew; a file that shrank or whose consumed bytes changed is re-imported.
+
+Crash safety comes from one rule: entries and the offset that produced them commit in the same
+transaction. ``status = 'ingesting'`` is committed before the first batch and cleared with the
+last, so a process killed in between leaves a marker that :meth:`Ingestor.recover` uses on the
+next start to drop anything past the committed offset and rebuild that file's derived rows.
+Re-running then yields exactly the entries of a clean run.
+
+This module must never modify a source file, and never let one bad line stop a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .chunking import chunk_markdown, split_for_index
+from .cjk import cjk_bigrams
+from .config import Config
+from .conversations import ConversationTracker, refresh_ready
+from .db import write_transaction
+from .locking import WriterLock
+from .masking import mask_secrets
+from .model import Entry, ParsedLine, SessionMeta, Source
+from .parsers import PARSERS, detect_format
+from .parsers.openclaw import load_session_store
+from .paths import Paths
+from .sessions_index import refresh_session
+from .sources import SourceRoot, configured_roots
+from .timeutil import normalize_ts
+
+PREFIX_WINDOW = 4096
+BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
+INDEX_PIECE = 2000
+
+Progress = Callable[[int], None]  # called with bytes consumed since the last call
+# Given (files to read, bytes to read), returns the Progress callback for this run.
+ProgressFactory = Callable[[int, int], Progress]
+
+
+@dataclass
+class FileState:
+    id: int
+    source: str
+    file_key: str
+    path: str
+    session_id: str | None
+    status: str
+    size: int
+    mtime: float
+    offset: int
+    last_line: int
+    prefix_hash: str | None
+    missing: int
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> FileState:
+        return cls(**{k: row[k] for k in cls.__dataclass_fields__})
+
+
+@dataclass
+class IngestStats:
+    files: int = 0  # files read (new, grown or re-imported)
+    unchanged: int = 0
+    reimported: int = 0
+    entries: int = 0
+    skipped_lines: int = 0
+    unsupported_files: int = 0
+    missing: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unchanged": self.unchanged,
+            "reimported": self.reimported,
+            "entries": self.entries,
+            "skipped_lines": self.skipped_lines,
+            "unsupported_files": self.unsupported_files,
+            "missing": self.missing,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class _Work:
+    root: SourceRoot
+    path: Path
+    source: Source
+    key: str
+    size: int
+    mtime: float
+
+
+def _decode_line(raw: bytes) -> tuple[list[Any], str | None]:
+    """JSON values on one line, and why the line is reported (``None`` if it is clean).
+
+    Invalid UTF-8 is decoded with replacement characters rather than dropped, and two objects
+    run together on one line (seen in real Claude Code logs) are both kept.
+    """
+    problem = None
+    try:
+        return [json.loads(raw)], None
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        problem = "invalid UTF-8 (replaced)"
+    except ValueError:
+        text = raw.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos, end = 0, len(text.rstrip())
+    try:
+        while pos < end:
+            value, pos = decoder.raw_decode(text, pos)
+            values.append(value)
+            while pos < end and text[pos].isspace():
+                pos += 1
+    except ValueError:
+        return [], "malformed JSON"
+    if len(values) > 1:
+        problem = f"{len(values)} JSON values on one line (all kept)"
+    return values, problem
+
+
+class Ingestor:
+    """Brings the index up to date with transcript files; one writer per home at a time."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        config: Config,
+        paths: Paths,
+        *,
+        on_indexed: Callable[[set[str]], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.paths = paths
+        self.lock = WriterLock(paths.lock)
+        self.on_indexed = on_indexed
+        self._max_line = config.archive.max_line_mb * 1024 * 1024
+        self._mask = mask_secrets if config.archive.mask_secrets else None
+        self._stores: dict[Path, dict[str, SessionMeta]] = {}
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Finish what a killed ingestion left behind; returns the number of files repaired."""
+        with self.lock:
+            rows = list(self.db.query("SELECT * FROM files WHERE status = 'ingesting'"))
+            for row in rows:
+                state = FileState.from_row(row)
+                with write_transaction(self.db) as conn:
+                    self._delete_entries(conn, state.id, after_line=state.last_line)
+                    conn.execute(
+                        "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
+                        (state.id, state.last_line),
+                    )
+                    # size 0 makes the next scan look at the file again and resume at the offset.
+                    conn.execute(
+                        "UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (state.id,)
+                    )
+                    if state.session_id:
+                        refresh_session(conn, state.session_id)
+        return len(rows)
+
+    def scan(
+        self, roots: Iterable[SourceRoot], *, reimport: bool = False, stats: IngestStats
+    ) -> list[_Work]:
+        """Stat every file under ``roots`` and return those that need reading. No reads here."""
+        states = {
+            (row["source"], row["file_key"]): row
+            for row in self.db.query(
+                "SELECT source, file_key, size, mtime, status, missing FROM files"
+            )
+        }
+        work: list[_Work] = []
+        for root in roots:
+            for path in root.files():
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                source = root.source or self.detect(path)
+                if source is None:
+                    stats.unsupported_files += 1
+                    continue
+                key = root.file_key(path)
+                row = states.get((source.value, key))
+                if (
+                    not reimport
+                    and row is not None
+                    and row["size"] == st.st_size
+                    and row["status"] == "idle"
+                    and not row["missing"]
+                    and (source is not Source.MEMORY or row["mtime"] == st.st_mtime)
+                ):
+                    stats.unchanged += 1
+                    continue
+                work.append(_Work(root, path, source, key, st.st_size, st.st_mtime))
+        return work
+
+    def ingest(
+        self,
+        roots: Iterable[SourceRoot],
+        *,
+        reimport: bool = False,
+        full_scan: bool = False,
+        progress: ProgressFactory | None = None,
+    ) -> IngestStats:
+        """Scan ``roots`` and ingest what changed.
+
+        ``full_scan`` means ``roots`` are all configured sources, so files the index knows that
+        were not seen (and no longer exist where they were) are marked source-missing.
+        ``progress(total_files, total_bytes)`` returns a callback fed with bytes consumed.
+        """
+        started = time.perf_counter()
+        stats = IngestStats()
+        self.recover()
+        roots = list(roots)
+        work = self.scan(roots, reimport=reimport, stats=stats)
+        advance = progress(len(work), sum(w.size for w in work)) if progress else None
+        touched: set[str] = set()
+        for item in work:
+            try:
+                sessions = self.ingest_file(item, reimport=reimport, stats=stats, advance=advance)
+                touched |= sessions
+            except OSError as exc:
+                stats.errors.append(f"{item.path}: {exc.strerror or exc}")
+        if full_scan:
+            stats.missing = self.mark_missing()
+        with write_transaction(self.db) as conn:
+            refresh_ready(conn, self.config.archive.conversation_gap_minutes)
+        stats.seconds = time.perf_counter() - started
+        if touched and self.on_indexed:
+            self.on_indexed(touched)
+        return stats
+
+    def classify(self, path: Path) -> Source | None:
+        """A file's source from where it lives under the configured roots, else its content."""
+        resolved = path.resolve()
+
+        for root in configured_roots(self.config, self.paths):
+            if root.source is not None and resolved.is_relative_to(root.root.resolve()):
+                return root.source
+        return self.detect(path)
+
+    @staticmethod
+    def detect(path: Path) -> Source | None:
+        """A file's format from its first JSON line (``None``: not a format we read)."""
+        if path.suffix == ".md":
+            return Source.MEMORY
+        try:
+            with path.open("rb") as handle:
+                first = handle.readline(1024 * 1024)
+        except OSError:
+            return None
+        values, _ = _decode_line(first)
+        return detect_format(values[0]) if values else None
+
+    # -- one file -------------------------------------------------------------------------------
+
+    def ingest_file(
+        self,
+        item: _Work,
+        *,
+        reimport: bool = False,
+        stats: IngestStats | None = None,
+        advance: Progress | None = None,
+    ) -> set[str]:
+        """Bring one file up to date; returns the session ids whose entries changed."""
+        stats = stats if stats is not None else IngestStats()
+        with self.lock:
+            state = self._state(item)
+            if item.source is Source.MEMORY:
+                return self._ingest_memory(item, state, stats)
+            if (
+                not reimport
+                and state.size == item.size
+                and state.status == "idle"
+                and not state.missing
+            ):
+                stats.unchanged += 1  # another process got here first
+                return set()
+            if reimport or item.size < state.offset or not self._prefix_matches(item.path, state):
+                if state.offset:
+                    stats.reimported += 1
+                with write_transaction(self.db) as conn:
+                    self._reset(conn, state)
+            stats.files += 1
+            return self._consume(item, state, stats, advance)
+
+    def _state(self, item: _Work) -> FileState:
+        row = self.db.execute(
+            "SELECT * FROM files WHERE source = ? AND file_key = ?", (item.source.value, item.key)
+        ).fetchone()
+        if row is None:
+            with write_transaction(self.db) as conn:
+                conn.execute(
+                    "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
+                    (item.source.value, item.key, str(item.path)),
+                )
+            row = self.db.execute(
+                "SELECT * FROM files WHERE source = ? AND file_key = ?",
+                (item.source.value, item.key),
+            ).fetchone()
+        columns = [d[0] for d in self.db.execute("SELECT * FROM files LIMIT 0").description]
+        return FileState.from_row(dict(zip(columns, row, strict=True)))
+
+    @staticmethod
+    def _window_hash(path: Path, offset: int) -> str | None:
+        """Hash of the first and the last ``PREFIX_WINDOW`` bytes before ``offset``."""
+        if offset <= 0:
+            return None
+        digest = hashlib.blake2b(digest_size=16)
+        with path.open("rb") as handle:
+            digest.update(handle.read(min(offset, PREFIX_WINDOW)))
+            if offset > PREFIX_WINDOW:
+                handle.seek(max(PREFIX_WINDOW, offset - PREFIX_WINDOW))
+                digest.update(handle.read(offset - max(PREFIX_WINDOW, offset - PREFIX_WINDOW)))
+        return digest.hexdigest()
+
+    def _prefix_matches(self, path: Path, state: FileState) -> bool:
+        return state.offset == 0 or self._window_hash(path, state.offset) == state.prefix_hash
+
+    def _reset(self, conn: Any, state: FileState) -> None:
+        """Forget everything indexed from a file so it is read again from the start."""
+        self._delete_entries(conn, state.id)
+        conn.execute("DELETE FROM conversations WHERE file_id = ?", (state.id,))
+        conn.execute("DELETE FROM skipped_lines WHERE file_id = ?", (state.id,))
+        conn.execute(
+            """UPDATE files SET "offset" = 0, last_line = 0, size = 0, prefix_hash = NULL,
+               skipped_lines = 0, last_ts = NULL WHERE id = ?""",
+            (state.id,),
+        )
+        state.offset = state.last_line = state.size = 0
+        state.prefix_hash = None
+
+    @staticmethod
+    def _delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
+        # External-content FTS needs the old values to remove a row's terms.
+        conn.execute(
+            """INSERT INTO entries_fts (entries_fts, rowid, text, cjk)
+               SELECT 'delete', id, text, cjk FROM entries WHERE file_id = ? AND line > ?""",
+            (file_id, after_line),
+        )
+        conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
+
+    # -- reading JSONL --------------------------------------------------------------------------
+
+    def _lines(self, path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
+        """Complete lines from ``offset`` with the offset after each; a torn tail is left alone."""
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            for raw in handle:
+                if raw[-1:] != b"\n":
+                    return  # being written right now: the next pass takes it whole
+                offset += len(raw)
+                yield raw, offset
+
+    def _consume(
+        self, item: _Work, state: FileState, stats: IngestStats, advance: Progress | None
+    ) -> set[str]:
+        parser = PARSERS[item.source]
+        batch = _Batch(self, item, state)
+        with write_transaction(self.db) as conn:
+            conn.execute(
+                "UPDATE files SET status = 'ingesting', path = ?, missing = 0 WHERE id = ?",
+                (str(item.path), state.id),
+            )
+        line_no, consumed_from = state.last_line, state.offset
+        for raw, end in self._lines(item.path, state.offset):
+            line_no += 1
+            if len(raw) > self._max_line:
+                batch.skip(line_no, f"line of {len(raw) // 1048576} MB over max_line_mb")
+            elif raw.strip():
+                values, problem = _decode_line(raw)
+                if problem:
+                    batch.skip(line_no, problem)
+                for value in values:
+                    batch.add(line_no, parser(value))
+            batch.mark(line_no, end)
+            if batch.lines >= BATCH_LINES:
+                batch.commit(final=False)
+                if advance:
+                    advance(end - consumed_from)
+                consumed_from = end
+        batch.commit(final=True)
+        if advance:
+            advance(item.size - consumed_from)
+        stats.entries += batch.total_entries
+        stats.skipped_lines += batch.total_skipped
+        stats.bytes += batch.state.offset - consumed_from
+        return {batch.session_id} if batch.session_id else set()
+
+    def store_meta(self, path: Path) -> SessionMeta | None:
+        """What OpenClaw's ``sessions.json`` beside a transcript says about it."""
+        folder = path.parent
+        if folder not in self._stores:
+            self._stores[folder] = load_session_store(folder / "sessions.json")
+        return self._stores[folder].get(path.stem)
+
+    # -- memory markdown ------------------------------------------------------------------------
+
+    def _ingest_memory(self, item: _Work, state: FileState, stats: IngestStats) -> set[str]:
+        data = item.path.read_bytes()
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if digest == state.prefix_hash:
+            with write_transaction(self.db) as conn:
+                conn.execute(
+                    "UPDATE files SET size = ?, mtime = ?, missing = 0 WHERE id = ?",
+                    (item.size, item.mtime, state.id),
+                )
+            stats.unchanged += 1
+            return set()
+        text = data.decode("utf-8", "replace")
+        chunks = chunk_markdown(text)
+        rows = []
+        for chunk in chunks:
+            body = self._mask(chunk.text) if self._mask else chunk.text
+            rows.append(
+                (state.id, chunk.start_line, chunk.end_line, body, chunk.heading, cjk_bigrams(body))
+            )
+        with write_transaction(self.db) as conn:
+            self._reset(conn, state)
+            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+            conn.executemany(
+                """INSERT INTO entries (file_id, line, end_line, role, kind, text, display, cjk)
+                   VALUES (?, ?, ?, 'system', 'text', ?, ?, ?)""",
+                rows,
+            )
+            conn.execute(
+                """INSERT INTO entries_fts (rowid, text, cjk)
+                   SELECT id, text, cjk FROM entries WHERE id > ?""",
+                (first_id,),
+            )
+            conn.execute(
+                """UPDATE files SET size = ?, mtime = ?, "offset" = ?, last_line = ?,
+                   prefix_hash = ?, missing = 0, path = ? WHERE id = ?""",
+                (
+                    item.size,
+                    item.mtime,
+                    len(data),
+                    text.count("\n"),
+                    digest,
+                    str(item.path),
+                    state.id,
+                ),
+            )
+        stats.files += 1
+        stats.entries += len(rows)
+        return set()
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def mark_missing(self) -> int:
+        """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
+
+        The entries stay: a deleted transcript's session remains browsable and searchable.
+        """
+        rows = list(self.db.query("SELECT id, path, session_id FROM files WHERE missing = 0"))
+        gone = [row for row in rows if not os.path.exists(row["path"])]
+        if not gone:
+            return 0
+        with self.lock, write_transaction(self.db) as conn:
+            conn.executemany(
+                "UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone]
+            )
+            for session_id in {r["session_id"] for r in gone if r["session_id"]}:
+                refresh_session(conn, session_id)
+        return len(gone)
+
+
+def _meta_dict(meta: SessionMeta) -> dict[str, Any]:
+    return {name: getattr(meta, name) for name in SessionMeta.__slots__}
+
+
+def _is_uuid_like(text: str) -> bool:
+    return len(text) == 36 and text.count("-") == 4
+
+
+class _Batch:
+    """Lines parsed from one file, waiting to be committed with the offset after them."""
+
+    def __init__(self, ingestor: Ingestor, item: _Work, state: FileState) -> None:
+        self.ingestor = ingestor
+        self.item = item
+        self.state = state
+        self.pending: list[tuple[int, list[Entry]]] = []
+        self.uuids: set[str] = set()  # message ids seen in this file (summaries name one)
+        self.leaf_titles: list[tuple[str, str]] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.meta = SessionMeta()
+        self.lines = 0
+        self.total_entries = 0
+        self.total_skipped = 0
+        self.end_line = state.last_line
+        self.end_offset = state.offset
+        self.last_ts: str | None = None
+        self.session_id = state.session_id or self._session_from_path()
+        self.force_sidechain = item.source is Source.CLAUDE_CODE and (
+            item.path.parent.name == "subagents" or item.path.name.startswith("agent-")
+        )
+        self.conversations = ConversationTracker(
+            ingestor.db,
+            state.id,
+            item.source.value,
+            ingestor.config.archive.conversation_gap_minutes,
+        )
+
+    def _session_from_path(self) -> str | None:
+        path = self.item.path
+        if self.item.source is Source.CLAUDE_CODE and path.parent.name == "subagents":
+            return path.parent.parent.name
+        return None
+
+    def skip(self, line: int, reason: str) -> None:
+        self.skipped.append((line, reason))
+
+    def mark(self, line: int, offset: int) -> None:
+        self.lines += 1
+        self.end_line, self.end_offset = line, offset
+
+    def add(self, line: int, parsed: ParsedLine) -> None:
+        if parsed.unknown:
+            self.skip(line, parsed.unknown)
+        if parsed.entries:
+            self.pending.append((line, parsed.entries))
+            uuid = parsed.entries[0].uuid
+            if uuid:
+                self.uuids.add(uuid)
+        if parsed.meta:
+            self._merge(parsed.meta)
+
+    def _merge(self, meta: SessionMeta) -> None:
+        if meta.session_id and self.session_id is None:
+            self.session_id = meta.session_id
+        if meta.title_for_uuid:
+            # Claude Code writes summaries of *other* sessions into a file; only a summary of a
+            # message in this file titles this session (decided at the end of the file). The
+            # summary stays searchable either way.
+            self.leaf_titles.append((meta.title_for_uuid, meta.title or ""))
+            meta = SessionMeta(**{**_meta_dict(meta), "title": None})
+        if meta.label is not None:
+            self.meta.label = meta.label  # "" clears
+        for name in ("key", "title", "cwd", "parent_id", "channel", "created"):
+            value = getattr(meta, name)
+            if value and (name == "title" or getattr(self.meta, name) is None):
+                setattr(self.meta, name, value)
+
+    def _rows(self, file_id: int, session_id: str | None) -> Iterator[tuple[Any, ...]]:
+        mask = self.ingestor._mask
+        tracker = self.conversations
+        for line, entries in self.pending:
+            ts = normalize_ts(entries[0].timestamp)
+            conv_id = tracker.place(line, ts, entries)
+            if ts:
+                self.last_ts = ts
+            for block, entry in enumerate(entries):
+                text = mask(entry.text) if mask else entry.text
+                display = mask(entry.display) if mask and entry.display else entry.display
+                pieces = split_for_index(text, INDEX_PIECE) if len(text) > INDEX_PIECE else [text]
+                sidechain = entry.sidechain or self.force_sidechain
+                entry_ts = (
+                    ts if entry.timestamp == entries[0].timestamp else normalize_ts(entry.timestamp)
+                )
+                for piece_no, piece in enumerate(pieces):
+                    yield (
+                        file_id, session_id, line, block, piece_no, entry.role.value,
+                        entry.kind.value, entry_ts, entry.uuid, sidechain, entry.conversational,
+                        entry.partial, entry.model, display if piece_no == 0 else None, piece,
+                        cjk_bigrams(piece), conv_id,
+                    )  # fmt: skip
+
+    def commit(self, *, final: bool) -> None:
+        item, state = self.item, self.state
+        if self.session_id is None and final:
+            self.session_id = item.path.stem if _is_uuid_like(item.path.stem) else item.key
+        if item.source is Source.OPENCLAW and final:
+            stored = self.ingestor.store_meta(item.path)
+            if stored:
+                self._merge(stored)
+        if final:
+            for leaf, title in self.leaf_titles:
+                if leaf in self.uuids and title:
+                    self.meta.title = title
+        with write_transaction(self.ingestor.db) as conn:
+            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+            session_id = self.session_id or item.path.stem
+            self.conversations.begin(conn, session_id, self.force_sidechain)
+            before = conn.total_changes
+            conn.executemany(
+                """INSERT INTO entries (file_id, session_id, line, block, piece, role, kind, ts,
+                   uuid, sidechain, conversational, partial, model, display, text, cjk,
+                   conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                self._rows(state.id, session_id),
+            )
+            inserted = conn.total_changes - before
+            if inserted:
+                conn.execute(
+                    """INSERT INTO entries_fts (rowid, text, cjk)
+                       SELECT id, text, cjk FROM entries WHERE id > ?""",
+                    (first_id,),
+                )
+            self.conversations.flush(conn)
+            if self.skipped:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
+                    [(state.id, line, reason) for line, reason in self.skipped],
+                )
+            state.offset, state.last_line = self.end_offset, self.end_line
+            state.prefix_hash = Ingestor._window_hash(item.path, state.offset)
+            conn.execute(
+                """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
+                   skipped_lines = skipped_lines + ?, session_id = ?,
+                   last_ts = coalesce(?, last_ts) WHERE id = ?""",
+                (state.offset, state.last_line, state.prefix_hash, len(self.skipped),
+                 session_id, self.last_ts, state.id),
+            )  # fmt: skip
+            if final:
+                conn.execute(
+                    "UPDATE files SET status = 'idle', size = ?, mtime = ? WHERE id = ?",
+                    (item.size, item.mtime, state.id),
+                )
+                self._save_session(conn, session_id)
+        self.total_entries += inserted
+        self.total_skipped += len(self.skipped)
+        self.pending.clear()
+        self.skipped.clear()
+        self.lines = 0
+
+    def _save_session(self, conn: Any, session_id: str) -> None:
+        meta = self.meta
+        conn.execute(
+            """INSERT INTO sessions (id, source, key, title, label, cwd, parent_id, channel,
+                   started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET
+                   key = coalesce(excluded.key, key),
+                   title = coalesce(excluded.title, title),
+                   label = CASE WHEN excluded.label IS NULL THEN label
+                                WHEN excluded.label = '' THEN NULL ELSE excluded.label END,
+                   cwd = coalesce(cwd, excluded.cwd),
+                   parent_id = coalesce(parent_id, excluded.parent_id),
+                   channel = coalesce(excluded.channel, channel),
+                   started_at = coalesce(started_at, excluded.started_at)""",
+            (session_id, self.item.source.value, meta.key, meta.title, meta.label, meta.cwd,
+             meta.parent_id, meta.channel, normalize_ts(meta.created)),
+        )  # fmt: skip
+        refresh_session(conn, session_id)

@@ -1,0 +1,50 @@
+"""Timestamps: one text form in the index so they sort and compare as strings.
+
+Sources write ISO 8601 with ``Z`` or offsets, with or without fractions, and pi writes epoch
+milliseconds. The index stores ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC), which sorts correctly as text.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+_CACHE_SIZE = 4096
+
+
+def parse_ts(value: object) -> datetime | None:
+    """A timezone-aware UTC datetime, or ``None`` if ``value`` is not a timestamp."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 10**11 else value
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str) or len(value) < 10:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def format_ts(moment: datetime) -> str:
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def normalize_ts(value: object) -> str | None:
+    """The index's text form of ``value``, or ``None``."""
+    if isinstance(value, str) and len(value) == 24 and value[-1] == "Z" and value[19] == ".":
+        return value  # already canonical: the common case, skip parsing
+    parsed = parse_ts(value)
+    return format_ts(parsed) if parsed else None
+
+
+def now_ts() -> str:
+    return format_ts(datetime.now(UTC))

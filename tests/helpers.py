@@ -1,0 +1,62 @@
+"""Builders for transcript lines in the real shapes, used across tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TS = "2026-11-20T10:00:00.000Z"
+
+
+def cc_user(session: str, uuid: str, content: Any, ts: str = TS) -> dict[str, Any]:
+    """A Claude Code ``user`` line (content: a string or a list of blocks)."""
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/u/proj",
+        "sessionId": session,
+        "version": "2.1.328",
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "uuid": uuid,
+        "timestamp": ts,
+    }
+
+
+def cc_assistant(
+    session: str, uuid: str, blocks: list[dict[str, Any]], ts: str = TS
+) -> dict[str, Any]:
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/u/proj",
+        "sessionId": session,
+        "version": "2.1.328",
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{uuid}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": blocks,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+        "uuid": uuid,
+        "timestamp": ts,
+    }
+
+
+def write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+
+
+def entry_rows(app: Any) -> list[tuple[Any, ...]]:
+    """Every indexed entry in a stable order, for comparing two ingests."""
+    return app.db.execute(
+        """SELECT f.file_key, e.line, e.block, e.piece, e.kind, e.text FROM entries e
+           JOIN files f ON f.id = e.file_id ORDER BY f.file_key, e.line, e.block, e.piece"""
+    ).fetchall()
