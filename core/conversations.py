@@ -66,6 +66,9 @@ class ConversationTracker:
             (file_id,),
         ).fetchone()
         self.current = _Conversation(*row) if row else None
+        self._last = (
+            parse_ts(self.current.ended_at) if self.current and self.current.ended_at else None
+        )
         self._touched: dict[int, _Conversation] = {}
         self._next_id = 0
 
@@ -80,7 +83,7 @@ class ConversationTracker:
     def place(self, line: int, ts: str | None, entries: list[Entry]) -> int:
         current = self.current
         moment = parse_ts(ts) if ts else None
-        last = parse_ts(current.ended_at) if current and current.ended_at else None
+        last = self._last
         if (
             current is None
             or current.status not in OPEN_STATUSES
@@ -91,9 +94,11 @@ class ConversationTracker:
             )
             self._next_id += 1
             self.current = current
+            self._last = None
         if ts:
             current.started_at = current.started_at or ts
             current.ended_at = ts
+            self._last = moment
         current.last_line = line
         current.status = "active"
         if counts_as_message(entries, self.force_sidechain):

@@ -116,12 +116,15 @@ def _decode_line(raw: bytes) -> tuple[list[Any], str | None]:
     """
     problem = None
     try:
-        return [json.loads(raw)], None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
         problem = "invalid UTF-8 (replaced)"
-    except ValueError:
-        text = raw.decode("utf-8", "replace")
+    else:
+        try:
+            return [json.loads(text)], None
+        except ValueError:
+            pass
     decoder = json.JSONDecoder()
     values: list[Any] = []
     pos, end = 0, len(text.rstrip())
@@ -157,6 +160,7 @@ class Ingestor:
         self._max_line = config.archive.max_line_mb * 1024 * 1024
         self._mask = mask_secrets if config.archive.mask_secrets else None
         self._stores: dict[Path, dict[str, SessionMeta]] = {}
+        self.seen: set[tuple[str, str]] = set()  # files found by the last scan
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -185,35 +189,31 @@ class Ingestor:
     ) -> list[_Work]:
         """Stat every file under ``roots`` and return those that need reading. No reads here."""
         states = {
-            (row["source"], row["file_key"]): row
-            for row in self.db.query(
+            (source, key): (size, mtime, status == "idle" and not missing)
+            for source, key, size, mtime, status, missing in self.db.execute(
                 "SELECT source, file_key, size, mtime, status, missing FROM files"
             )
         }
         work: list[_Work] = []
+        self.seen = set()
         for root in roots:
-            for path in root.files():
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                source = root.source or self.detect(path)
+            for path, key, st in root.stat_files():
+                source = root.source or self.detect(Path(path))
                 if source is None:
                     stats.unsupported_files += 1
                     continue
-                key = root.file_key(path)
-                row = states.get((source.value, key))
+                known = states.get((source.value, key))
+                self.seen.add((source.value, key))
                 if (
                     not reimport
-                    and row is not None
-                    and row["size"] == st.st_size
-                    and row["status"] == "idle"
-                    and not row["missing"]
-                    and (source is not Source.MEMORY or row["mtime"] == st.st_mtime)
+                    and known is not None
+                    and known[0] == st.st_size
+                    and known[2]
+                    and (source is not Source.MEMORY or known[1] == st.st_mtime)
                 ):
                     stats.unchanged += 1
                     continue
-                work.append(_Work(root, path, source, key, st.st_size, st.st_mtime))
+                work.append(_Work(root, Path(path), source, key, st.st_size, st.st_mtime))
         return work
 
     def ingest(
@@ -474,8 +474,17 @@ class Ingestor:
 
         The entries stay: a deleted transcript's session remains browsable and searchable.
         """
-        rows = list(self.db.query("SELECT id, path, session_id FROM files WHERE missing = 0"))
-        gone = [row for row in rows if not os.path.exists(row["path"])]
+        seen = self.seen
+        rows = list(
+            self.db.query(
+                "SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0"
+            )
+        )
+        gone = [
+            row
+            for row in rows
+            if (row["source"], row["file_key"]) not in seen and not os.path.exists(row["path"])
+        ]
         if not gone:
             return 0
         with self.lock, write_transaction(self.db) as conn:

@@ -26,16 +26,16 @@ token after a bare ``Bearer`` with no ``Authorization`` header is not recognised
 
 It runs on every entry of corpora that reach gigabytes, so ordinary text must cost a few passes
 of C code. Python's ``re`` only scans fast when a pattern starts with a literal; anything else
-runs at tens of MB/s. So each kind of secret has a cheap trigger and the expensive patterns only
+runs at tens of MB/s. So each kind of secret has a cheap trigger, and the precise patterns only
 run where it fires:
 
-* long tokens: the text's bytes are translated so token characters become ``x``, and
-  ``bytes.find`` locates runs of 32+ of them; only those runs are looked at, in Python;
-* ``key = value`` assignments: the bytes are lowercased with ``:`` folded into ``=`` and blanks
-  and quotes into spaces, then *reversed*, so "a secret-naming word right before ``=``" is a
-  regex starting with the literal ``=``;
-* AWS key ids, URL passwords, JWTs and PEM blocks start with a literal (``A``, ``://``, ``eyJ``,
-  ``-----BEGIN``); the last two only matter when the text has a long run.
+* ``key = value`` assignments and URL passwords: the bytes are lowercased, with ``:`` folded
+  into ``=`` and blanks and quotes into spaces, then *reversed*, so "a secret-naming word right
+  before ``=``" and "``://user:``" are one regex starting with the literal ``=``;
+* everything else is a long token: the bytes are translated so token characters become ``x``
+  and ``bytes.find`` looks for 20 of them in a row (an AWS key id, the shortest); only then are
+  AWS ids searched for, and runs of 32+ (hex, vendor keys, JWTs, base64, PEM bodies) looked at
+  one by one, in Python.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ _HEX = re.compile(r"(?<![A-Za-z0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _CLASS_RUNS = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
 _DIGITS = re.compile(r"[0-9]")
-_SCHEMES = ("bearer", "basic", "token")
+_SCHEMES = ("bearer", "basic")
 
 
 def mask_secrets(text: str) -> str:
@@ -140,7 +140,7 @@ def mask_secrets(text: str) -> str:
     keys = urls = False
     # Short chat messages mostly have no separator at all: two tiny scans skip the reversal.
     skip = len(text) < 512 and "=" not in text and ":" not in text
-    for trigger in () if skip else _TRIGGER.finditer(raw[::-1].translate(_TO_NORM)):
+    for trigger in () if skip else _TRIGGER.finditer(_reversed(raw).translate(_TO_NORM)):
         keys = keys or trigger.group("key") is not None
         urls = urls or trigger.group("url") is not None
         if keys and urls:
@@ -173,6 +173,12 @@ def mask_secrets(text: str) -> str:
             raw = text.encode()
             classes = raw.translate(_TO_CLASS)
     return _mask_runs(text, raw, classes)
+
+
+def _reversed(raw: bytes) -> bytearray:
+    backwards = bytearray(raw)
+    backwards.reverse()  # in place: faster than raw[::-1]
+    return backwards
 
 
 # --- keyword assignments --------------------------------------------------------------------------
@@ -291,10 +297,7 @@ def _mask_runs(text: str, raw: bytes, classes: bytes) -> str:
         until = classes.find(b" ", at + _RUN_MIN)
         if until < 0:
             until = len(classes)
-        if ascii_only:
-            start = at
-        else:
-            start = text.find(raw[at:until].decode("ascii"), after)
+        start = at if ascii_only else text.find(raw[at:until].decode("ascii"), after)
         # Widen over "/" (all ASCII, so as many characters as bytes), then take the padding.
         floor = max(after_byte, at - _WIDEN_MAX)
         byte_start = max(wide.rfind(b" ", floor, at) + 1, floor)
@@ -351,7 +354,7 @@ def _mask_run(run: str, text: str, start: int) -> str | None:
             return prefix + ELLIPSIS + MASK
     if not run.strip(_HEX_DIGITS):
         return _mask_hex_string(run)
-    if _after_scheme(text, start):
+    if _after_scheme(text, start) and _DIGITS.search(run):
         return MASK  # "Bearer <token>" outside a header: the word says what follows
     if len(run) > _SAMPLE and _looks_random(run):
         return MASK  # a blob (a base64 image, say): judged before a costly hex search in it

@@ -23,7 +23,7 @@ from .timeutil import normalize_ts
 
 MARK_START, MARK_END = "\x02", "\x03"  # snippet() markers; rendered by each client
 SNIPPET_TOKENS = 16
-DEFAULT_SCORE_CAP = 100_000
+DEFAULT_SCORE_CAP = 20_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
 
@@ -106,7 +106,7 @@ class SearchResults:
 
 
 _RANKED = """
-SELECT m.rowid, m.rank FROM ({matches}) AS m
+SELECT m.rowid, {rank} FROM {matches} AS m
 {joins}
 {where}
 ORDER BY {order}
@@ -153,8 +153,10 @@ def search(
     clauses, params = (filters or SearchFilters()).where()
     recency = bool(_SHORT_PREFIX.match(query))
     if recency:
-        matches = "SELECT rowid, 0 AS rank FROM entries_fts WHERE entries_fts MATCH :q"
+        # Newest first lets FTS5 walk its doclist backwards and stop after ``limit`` rows.
+        matches = "entries_fts"
         order = "m.rowid DESC"
+        clauses.insert(0, "entries_fts MATCH :q")
     else:
         matches = (
             "SELECT rowid, rank FROM (SELECT rowid, rank FROM entries_fts"
@@ -165,8 +167,9 @@ def search(
     for index in range(len(params)):
         where = where.replace("?", f":p{index}", 1)
     sql = _RANKED.format(
-        matches=matches,
-        joins=_JOINS if clauses else "",
+        rank="0" if recency else "m.rank",
+        matches=matches if recency else f"({matches})",
+        joins=_JOINS if len(clauses) > recency else "",
         where=f"WHERE {where}" if where else "",
         order=order,
     )

@@ -93,6 +93,7 @@ def test_credentials_after_a_naming_key_are_masked(text: str, expected: str) -> 
         '"token": "${{ secrets.GITHUB_TOKEN }}"',
         "password: <your password here>",
         "the bearer of bad news; Basic authentication is fine",
+        "a bearer CLAUDE_CODE_DISABLE_ADAPTIVE_THINKING_FOR_NOW token reportIncompatibleMethod",
         "Token: the smallest unit of text",
         "primary_key = 12",
         'password=""',
@@ -241,3 +242,11 @@ def test_never_raises_and_is_idempotent(text: str) -> None:
 def test_uuids_survive_any_surroundings(before: str, after: str) -> None:
     masked = mask_secrets(f"{before}\n{UUID}\n{after}")
     assert UUID in masked
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.text(), st.sampled_from([ANTHROPIC, GITHUB, SHA1, JWT, AWS_ID, SLACK]))
+def test_a_secret_never_survives_whatever_surrounds_it(
+    before: str, after: str, secret: str
+) -> None:
+    assert secret not in mask_secrets(f"{before} {secret} {after}")
