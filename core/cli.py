@@ -409,7 +409,10 @@ def demo(ctx: click.Context, ingest_only: bool) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user-facing failures become one line on stderr and an exit code."""
     try:
-        cli.main(args=argv, prog_name="clawback", standalone_mode=False)
+        # Without standalone mode click returns a command's ``ctx.exit(n)`` instead of exiting.
+        code = cli.main(args=argv, prog_name="clawback", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except click.exceptions.Abort:
         err.print("Aborted.")
         sys.exit(130)

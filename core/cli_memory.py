@@ -230,7 +230,7 @@ def _print_outcome(outcome: ConversationOutcome) -> None:
         summary = escape((outcome.summary or "")[:100])
         out.print(f"{head} [green]archived[/] facts: {', '.join(parts)}  [dim]{summary}[/]")
     elif outcome.status == "skipped":
-        out.print(f"{head} [dim]skipped (too short)[/]")
+        out.print(f"{head} [dim]skipped ({escape(outcome.reason or 'too short')})[/]")
     else:
         err.print(f"{head} [red]failed[/], left ready: {escape(outcome.error or '')}")
 
