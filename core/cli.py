@@ -355,15 +355,15 @@ def watch(ctx: click.Context) -> None:
     from .watch import watch_sources
 
     app = _open(ctx)
-    err.print(
-        "[dim]Watching " + ", ".join(str(p) for p in app.watch_folders()) + " (Ctrl-C stops)[/]"
-    )
+
+    def ready(folders: list[Path]) -> None:
+        err.print("[dim]Watching " + ", ".join(map(str, folders)) + " (Ctrl-C stops)[/]")
 
     def report(stats: Any) -> None:
         if stats.entries or stats.missing:
             err.print(f"[dim]+{stats.entries} entries from {stats.files} files[/]")
 
-    watch_sources(app, on_batch=report)
+    watch_sources(app, on_batch=report, on_ready=ready)
 
 
 @cli.command()
