@@ -46,40 +46,65 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _target(app: Clawback, engine: ChatEngine, ref: str | None) -> tuple[str | None, str | None]:
-    """``--session``: a key (has a ``:``), a chat session id (or prefix), or an archived session.
-
-    An archived session (Claude Code, OpenClaw) is continued in a fork of it, keyed
-    ``local:<user>:thread:<id prefix>``; the next call with the same id continues that fork.
-    Returns ``(key, session_id)``.
-    """
-    if ref is None:
-        return None, None
-    ref = ref.strip()
-    if ":" in ref:
-        return SessionStore.normalize_key(ref), None
-    store = engine.store
+def _chat_session_id(app: Clawback, ref: str) -> str | None:
+    """The chat session ``ref`` names (an id, or a unique prefix of 4+ characters)."""
     rows = app.db.execute(
         "SELECT id FROM chat_sessions WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC LIMIT 2",
         (ref, ref + "%" if len(ref) >= 4 else ref, ref),
     ).fetchall()
     if len(rows) == 1 or (rows and rows[0][0] == ref):
-        return None, rows[0][0]
+        return str(rows[0][0])
     if len(rows) > 1:
         raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
+    return None
+
+
+def _archived_id(app: Clawback, ref: str) -> str:
     try:
-        archived = resolve_session(app.db, ref)
+        return resolve_session(app.db, ref).id
     except NotFoundError:
         raise NotFoundError(
             f"no session {ref!r}: --session takes a key such as {local_session_key()} or a "
             "session id (see `clawback sessions`)"
         ) from None
+
+
+def _live_fork(engine: ChatEngine, parent_id: str) -> str | None:
+    """A fresh, current fork of ``parent_id`` made earlier, to continue rather than fork again."""
+    store = engine.store
     for session in store.list(limit=1000):
-        if session.parent_id == archived.id and session.current and store.is_fresh(session):
-            return None, session.id
-    fork = engine.fork(archived.id)
-    _note(f"Continuing {archived.source} session {archived.id[:8]} in a new chat {fork.id[:8]}.")
-    return None, fork.id
+        if session.parent_id == parent_id and session.current and store.is_fresh(session):
+            return session.id
+    return None
+
+
+def _target(
+    app: Clawback, engine: ChatEngine, ref: str | None, *, dry: bool = False
+) -> tuple[str | None, str | None, str | None]:
+    """``--session``: a key (has a ``:``), a chat session id (or prefix), or an archived session.
+
+    An archived session (Claude Code, OpenClaw) is continued in a fork of it, keyed
+    ``local:<user>:thread:<id prefix>``; the next call with the same id continues that fork.
+    Returns ``(key, session_id, fork_of)``; ``fork_of`` is only set for a dry run, which must
+    not create the fork.
+    """
+    if ref is None:
+        return None, None, None
+    ref = ref.strip()
+    if ":" in ref:
+        return SessionStore.normalize_key(ref), None, None
+    chat_id = _chat_session_id(app, ref)
+    if chat_id is not None:
+        return None, chat_id, None
+    parent = _archived_id(app, ref)
+    existing = _live_fork(engine, parent)
+    if existing is not None:
+        return None, existing, None
+    if dry:
+        return None, None, parent
+    fork = engine.fork(parent)
+    _note(f"Continuing session {parent[:8]} in a new chat {fork.id[:8]} ({fork.key}).")
+    return None, fork.id, None
 
 
 @cli.command()
@@ -115,7 +140,7 @@ def chat(
         if dry_run:
             _dry_run(app, engine, text, ref, new, model, as_json)
             return
-        key, session_id = _target(app, engine, ref)
+        key, session_id, _ = _target(app, engine, ref)
         outcome = _run(engine, text, key, session_id, model, new, as_json)
     except ClawbackError as exc:
         _fail(str(exc), exc.exit_code)
@@ -196,15 +221,7 @@ def _dry_run(
     model: str | None,
     as_json: bool,
 ) -> None:
-    key = session_id = fork_of = None
-    if ref is not None and ":" not in ref:
-        known = engine.store.get(ref.strip())
-        if known is not None:
-            session_id = known.id
-        else:
-            fork_of = resolve_session(app.db, ref).id
-    elif ref is not None:
-        key = ref
+    key, session_id, fork_of = _target(app, engine, ref, dry=True)
     prepared = engine.prepare(
         text, key=key, session_id=session_id, model=model, new=new, fork_of=fork_of
     )

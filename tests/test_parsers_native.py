@@ -136,7 +136,12 @@ def test_compaction_label_and_unknown() -> None:
         True,
         "c-0001",
     )
-    assert parse_line(lines[6]) == ParsedLine(meta=SessionMeta(label="garden-2026"))
+    labelled = parse_line(lines[6])
+    assert labelled.meta == SessionMeta(label="garden-2026")
+    # The label is also a searchable entry, not part of the conversation.
+    assert [(e.kind, e.text, e.conversational) for e in labelled.entries] == [
+        (Kind.SUMMARY, "garden-2026", False)
+    ]
     assert parse_line(label_event(None, "t")) == ParsedLine(meta=SessionMeta(label=""))
     assert parse_line(lines[7]) == ParsedLine(unknown="unknown line type 'greenhouse'")
 

@@ -200,7 +200,18 @@ def _label(obj: dict[str, Any]) -> ParsedLine:
         return ParsedLine(unknown="label event whose label is not text")
     # A cleared label (null) cannot be told apart from "this line does not say" in SessionMeta,
     # so it is reported as an empty string.
-    return ParsedLine(meta=SessionMeta(label=label if label is not None else ""))
+    meta = SessionMeta(label=label if label is not None else "")
+    if not label or not label.strip():
+        return ParsedLine(meta=meta)
+    # Labels are searchable like any other text, so a person finds a session by its name.
+    ts = obj.get("timestamp")
+    entry = Entry(
+        role=Role.SYSTEM,
+        kind=Kind.SUMMARY,
+        text=label,
+        timestamp=ts if isinstance(ts, str) else None,
+    )
+    return ParsedLine(entries=[entry], meta=meta)
 
 
 _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
