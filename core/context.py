@@ -118,14 +118,21 @@ class Clawback:
             reverse=True,
         )
         picked: dict[SourceRoot, list[Path]] = {}
+        rescan: set[SourceRoot] = set()
         for path in changed:
             for root in roots:
                 if root.accepts(path):
                     picked.setdefault(root, []).append(path)
                     break
-        selected = [
+                if path.is_dir() and path.is_relative_to(root.root):
+                    # Files written into a brand-new folder can beat the watch on that folder;
+                    # a stat-only re-scan of the root finds them.
+                    rescan.add(root)
+                    break
+        selected = [*rescan] + [
             SourceRoot(root.source, root.root, root.name, only=tuple(files))
             for root, files in picked.items()
+            if root not in rescan
         ]
         ingestor = self.ingestor()
         stats = ingestor.ingest(selected)
