@@ -193,6 +193,11 @@ def _run(
                 sys.stdout.write("\n")
                 sys.stdout.flush()
         assert turn.outcome is not None
+        # Fact extraction started by an automatic compaction must finish before the process
+        # ends; asyncio.run would otherwise cancel it.
+        drain = getattr(engine.hooks, "drain", None)
+        if drain is not None:
+            await drain()
         return turn.outcome
 
     try:

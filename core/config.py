@@ -65,6 +65,8 @@ class ChatConfig:
     at_hour: int = setting(4, "Daily policy: stale once this local hour has passed.")
     keep_messages: int = setting(6, "Messages kept verbatim after a compaction.")
     flush_mode: str = setting("auto", "Pre-compaction memory flush: auto, ask or off.")
+    flush_prompt: str = setting("", "System prompt of the memory flush; empty uses the default.")
+    compaction_prompt: str = setting("", "System prompt of compaction; empty uses the default.")
     reserve_tokens_floor: int = setting(5_000, "Flush threshold: reserve below the window.")
     soft_threshold_tokens: int = setting(4_000, "Flush threshold: soft margin before it.")
     recall: bool = setting(True, "Add recalled context from the archive to each chat turn.")

@@ -141,10 +141,20 @@ class Clawback:
         return stats
 
     def chat_engine(self, **kwargs: Any) -> ChatEngine:
-        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz)."""
-        from .chat import ChatEngine
+        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz).
 
-        return ChatEngine(self, **kwargs)
+        Unless given, recall draws on the knowledge facts and the memory lifecycle (flush,
+        compaction, fact extraction) runs in every turn.
+        """
+        from .chat import ChatEngine
+        from .facts import facts_provider
+        from .lifecycle import MemoryLifecycleHooks
+
+        kwargs.setdefault("facts_provider", facts_provider(self.db))
+        engine = ChatEngine(self, **kwargs)
+        if kwargs.get("hooks") is None:
+            engine.hooks = MemoryLifecycleHooks(engine)
+        return engine
 
     def close(self) -> None:
         self.db.conn.close()
