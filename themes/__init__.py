@@ -19,9 +19,18 @@ from textual.theme import Theme
 DEFAULT_THEME = "clawback-dark"
 BUNDLED = Path(__file__).parent
 COLOR_FIELDS = (
-    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
-    "success", "warning", "error",
-)  # fmt: skip
+    "primary",
+    "secondary",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "success",
+    "warning",
+    "error",
+)
 TOP_LEVEL = {"name", "dark", "colors", "variables", "luminosity_spread", "text_alpha"}
 
 
@@ -62,8 +71,9 @@ def theme_from_data(data: dict[str, Any], origin: str) -> Theme:
     dark = data.get("dark", True)
     if not isinstance(dark, bool):
         raise ThemeError(f"{origin}: 'dark' must be true or false")
-    extra = {k: float(data[k]) for k in ("luminosity_spread", "text_alpha") if k in data}
-    return Theme(name=name.strip(), dark=dark, variables=dict(variables), **colors, **extra)
+    options: dict[str, Any] = dict(colors)
+    options.update({k: float(data[k]) for k in ("luminosity_spread", "text_alpha") if k in data})
+    return Theme(name=name.strip(), dark=dark, variables=dict(variables), **options)
 
 
 def load_theme(path: Path) -> Theme:

@@ -1,0 +1,49 @@
+"""Waiting helpers for Pilot tests: wait on workers and conditions, never on fixed sleeps."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from textual.app import App
+from textual.pilot import Pilot
+
+
+def _busy(app: App[object]) -> list:  # type: ignore[type-arg]
+    """Running workers, except the live-update watcher, which runs until the app exits."""
+    return [w for w in app.workers if w.group != "watcher" and not w.is_finished]
+
+
+async def settle(pilot: Pilot[object], rounds: int = 100, quiet: int = 3) -> None:
+    """Wait until every worker has finished and what they posted is handled and painted.
+
+    A finished worker's messages may start more work a few hops later (a page of sessions
+    highlights a row, which opens its transcript), so the app must look idle ``quiet`` times
+    in a row.
+    """
+    app = pilot.app
+    idle = 0
+    for _ in range(rounds):
+        await pilot.pause()
+        busy = _busy(app)
+        if busy:
+            idle = 0
+            await app.workers.wait_for_complete(busy)
+            continue
+        idle += 1
+        if idle >= quiet:
+            await pilot.wait_for_scheduled_animations()
+            return
+    raise AssertionError(f"workers still running: {_busy(app)}")
+
+
+async def wait_until(
+    pilot: Pilot[object], condition: Callable[[], object], timeout: float = 10.0
+) -> None:
+    """For events from outside the app (a file watcher): poll ``condition`` until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+    await settle(pilot)

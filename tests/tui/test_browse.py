@@ -1,0 +1,167 @@
+"""Browsing: the session list, opening a transcript, folds, sub-agents, export, paging."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from clawback.tui.app import ClawbackApp, make_app
+from clawback.tui.panes.sessions import PAGE, SessionList, SessionsPane
+from clawback.tui.panes.transcript import PAGE as TRANSCRIPT_PAGE
+from clawback.tui.panes.transcript import TranscriptPane
+from clawback.tui.screens.dialogs import PromptScreen
+from clawback.tui.widgets.message_view import MessageView
+from textual.widgets import Input
+
+from .conftest import SIZE
+from .pilot import settle
+
+
+def titles(app: ClawbackApp) -> list[str]:
+    listing = app.query_one(SessionList)
+    return [str(option.prompt).split("\n")[0] for option in listing.options]
+
+
+async def test_select_a_session_and_see_its_messages(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert titles(tui)[0] == "memory design"  # newest first
+        index = titles(tui).index("Textual layout bug in the sidebar")
+        for _ in range(index):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await settle(pilot)
+        transcript = tui.query_one(TranscriptPane)
+        assert transcript.session is not None
+        assert transcript.session.title == "Textual layout bug in the sidebar"
+        views = list(tui.query(MessageView))
+        texts = [v.message.text for v in views]
+        assert any("min-width: 0" in t for t in texts)
+        assert isinstance(tui.focused, MessageView)  # Enter moves focus into the transcript
+        tool_calls = [v for v in views if v.message.kind == "tool_use"]
+        assert tool_calls and all(v.folded and not v.expanded for v in tool_calls)
+
+        fold = tool_calls[0]  # folded behind one line; Enter expands it
+        fold.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert fold.expanded and fold.query(".body")
+        await pilot.press("enter")
+        assert not fold.expanded
+
+
+async def test_filter_box_narrows_the_list(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        assert isinstance(tui.focused, Input)
+        await pilot.press(*"deploy")
+        await settle(pilot)
+        assert titles(tui) == ["Deploy pipeline for the website"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(titles(tui)) == 6
+
+
+async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sid = session_id(tui, "Choosing the search index")
+        tui.query_one(SessionsPane).post_message(SessionsPane.SessionChosen(sid, True))
+        await settle(pilot)
+        transcript = tui.query_one(TranscriptPane)
+        hidden = [m for m in transcript._messages if m.sidechain]
+        assert hidden, "the demo session has a sub-agent"
+        assert not any(v.message.sidechain for v in tui.query(MessageView))
+        await pilot.press("s")
+        await settle(pilot)
+        assert any(v.message.sidechain for v in tui.query(MessageView))
+
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(tui.screen, PromptScreen)
+        target = tmp_path / "export.md"
+        tui.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert target.read_text().startswith("# Choosing the search index")
+
+
+async def test_list_pages_in_lazily(demo_app) -> None:  # type: ignore[no-untyped-def]
+    many = PAGE * 2 + 50
+    with sqlite3.connect(demo_app.paths.database) as conn:
+        conn.executemany(
+            "INSERT INTO sessions (id, source, title, updated_at, message_count, entry_count)"
+            " VALUES (?, 'native', ?, ?, 1, 1)",
+            [
+                (f"bulk-{i:05d}", f"Bulk session {i}", f"2020-01-01T00:00:{i % 60:02d}.000Z")
+                for i in range(many)
+            ],
+        )
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        listing = app.query_one(SessionList)
+        assert listing.option_count == PAGE  # only the first page is built
+        await pilot.press("end")
+        await settle(pilot)
+        assert listing.option_count > PAGE
+        for _ in range(3):
+            await pilot.press("end")
+            await settle(pilot)
+        assert listing.option_count == many + 6
+
+
+def session_id(app: ClawbackApp, title_start: str) -> str:
+    listing = app.query_one(SessionList)
+    for option in listing.options:
+        if str(option.prompt).startswith(title_start):
+            assert option.id is not None
+            return option.id
+    raise AssertionError(f"no session titled {title_start!r}")
+
+
+async def test_a_long_session_renders_a_window_at_a_time(demo_app) -> None:  # type: ignore[no-untyped-def]
+    total = 200
+    with sqlite3.connect(demo_app.paths.database) as conn:
+        conn.execute(
+            "INSERT INTO files (source, file_key, path, session_id) VALUES"
+            " ('native', 'long.jsonl', '/gone/long.jsonl', 'long')"
+        )
+        file_id = conn.execute("SELECT id FROM files WHERE file_key = 'long.jsonl'").fetchone()[0]
+        conn.execute(
+            "INSERT INTO sessions (id, source, title, updated_at, message_count, entry_count)"
+            " VALUES ('long', 'native', 'A long session', '2030-01-01T00:00:00.000Z', ?, ?)",
+            (total, total),
+        )
+        conn.executemany(
+            "INSERT INTO entries (file_id, session_id, line, role, kind, ts, conversational, text)"
+            " VALUES (?, 'long', ?, ?, 'text', ?, 1, ?)",
+            [
+                (
+                    file_id,
+                    i + 1,
+                    ("user", "assistant")[i % 2],
+                    f"2029-12-31T{i // 60 % 24:02d}:{i % 60:02d}:00.000Z",
+                    f"Message number {i}",
+                )
+                for i in range(total)
+            ],
+        )
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # the newest session is the long one
+        await settle(pilot)
+        transcript = app.query_one(TranscriptPane)
+        assert transcript.session is not None and transcript.session.id == "long"
+        assert len(app.query(MessageView)) == TRANSCRIPT_PAGE  # a window, not 600 widgets
+        await pilot.press("G")  # the end: a window around the last message
+        await settle(pilot)
+        views = list(app.query(MessageView))
+        assert views[-1].message.text == f"Message number {total - 1}"
+        assert len(views) == TRANSCRIPT_PAGE and app.query_one("#load-earlier")
+        views[0].focus()
+        await pilot.press("k")  # above the window: mounts the earlier page
+        await settle(pilot)
+        assert len(app.query(MessageView)) == 2 * TRANSCRIPT_PAGE

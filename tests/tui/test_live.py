@@ -1,0 +1,70 @@
+"""Live updates from the file watcher, and the first run on an empty home."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from clawback.core.context import Clawback
+from clawback.core.demo import demo_data
+from clawback.tui.app import make_app
+from clawback.tui.panes.sessions import SessionList
+from clawback.tui.panes.transcript import TranscriptPane
+from clawback.tui.screens.dialogs import ChoiceScreen
+from clawback.tui.widgets.message_view import MessageView
+
+from .conftest import SIZE
+from .pilot import settle, wait_until
+
+
+def native_line(text: str, n: int) -> str:
+    return (
+        json.dumps(
+            {
+                "type": "message",
+                "id": f"live-{n}",
+                "role": "assistant",
+                "content": text,
+                "timestamp": f"2026-11-21T21:00:{n:02d}.000Z",
+                "model": "claude-sonnet-4-5",
+            }
+        )
+        + "\n"
+    )
+
+
+async def test_an_open_transcript_follows_new_entries(demo_app: Clawback) -> None:
+    transcript_file = next(demo_app.paths.sessions.glob("*.jsonl"))
+    app = make_app(demo_app)  # with the watcher
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.query_one(TranscriptPane)
+        assert pane.session is not None and pane.session.title == "memory design"
+
+        await wait_until(pilot, app.watching.is_set)  # watching, and caught up
+        with transcript_file.open("a") as handle:
+            handle.write(native_line("Live reply", 1))
+        await wait_until(
+            pilot, lambda: any("Live reply" in v.message.text for v in app.query(MessageView))
+        )
+        await settle(pilot)
+        assert pane.session.message_count > 4  # the header counts the new message too
+
+
+async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path) -> None:
+    sources = tmp_path / "claude-projects"
+    shutil.copytree(demo_data() / "claude-code", sources)
+    clawback = Clawback.open(tmp_path / "home")
+    clawback.config.sources.claude_code_path = str(sources)
+    clawback.config.sources.openclaw_path = str(tmp_path / "none")
+    app = make_app(clawback, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceScreen)
+        assert str(sources) in app.screen.detail
+        await pilot.press("enter")  # "Index now" is the default
+        await settle(pilot)
+        assert app.query_one(SessionList).option_count == 3
+        assert any("Indexed" in n.message for n in app._notifications)
+    clawback.close()

@@ -1,0 +1,76 @@
+"""Live search: results as you type, stale results dropped, Enter jumps to the message."""
+
+from __future__ import annotations
+
+from clawback.core.search import SearchResults
+from clawback.tui.app import ClawbackApp
+from clawback.tui.panes.search import SearchPane, as_you_type
+from clawback.tui.panes.transcript import TranscriptPane
+from clawback.tui.widgets.message_view import MessageView
+from textual.widgets import ContentSwitcher, Input, OptionList, Select, Static
+
+from .conftest import SIZE
+from .pilot import settle
+
+
+async def test_search_then_enter_jumps_to_the_message(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"soft")
+        tui.query_one("#search-input", Input).insert_text_at_cursor(" threshold")
+        await settle(pilot)
+        pane = tui.query_one(SearchPane)
+        results = pane.query_one("#search-results", OptionList)
+        assert results.option_count >= 1
+        status = str(pane.query_one("#search-status", Static).render())
+        assert "ms" in status and "shown of" in status
+        hit = pane._hits[0]
+        pane._show_results(pane._generation - 1, SearchResults(query="older"))  # a late worker
+        assert results.option_count == len(pane._hits) >= 1  # stale results were dropped
+        await pilot.press("enter")
+        await settle(pilot)
+        transcript = tui.query_one(TranscriptPane)
+        assert transcript.session is not None and transcript.session.id == hit.session_id
+        focused = tui.focused
+        assert isinstance(focused, MessageView)
+        assert focused.has_class("-target") and "soft threshold" in focused.message.text
+        assert focused.match is not None and "threshold" in focused.match
+        body = focused.query_one(".body", Static).render()
+        assert any("$accent" in str(span.style) for span in body.spans)  # the words lit up
+        await pilot.press("ctrl+f")
+        assert tui.focused is pane.query_one("#search-input")
+
+
+async def test_slash_filters_bad_dates_and_escape(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        pane = tui.query_one(SearchPane)
+        assert tui.focused is pane.query_one("#search-input")
+        await pilot.press(*"side", "slash")
+        assert pane.query_one("#search-input", Input).value == "side/"  # "/" types in inputs
+        await pilot.press("backspace", *"bar")
+        await settle(pilot)
+        everything = len(pane._hits)
+        pane.query_one("#search-role", Select).value = "user"
+        await settle(pilot)
+        assert 0 < len(pane._hits) < everything
+        assert all(hit.role == "user" for hit in pane._hits)
+        pane.query_one("#search-since", Input).value = "not a date"
+        await settle(pilot)
+        assert "not a date" in str(pane.query_one("#search-status", Static).render())
+        pane.query_one("#search-input", Input).focus()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert tui.query_one("#main", ContentSwitcher).current == "transcript"
+
+
+def test_the_word_being_typed_is_a_prefix() -> None:
+    assert as_you_type("comp") == "comp*"
+    assert as_you_type("soft thres") == "soft thres*"
+    assert as_you_type("soft ") == "soft "  # a finished word stays exact
+    assert as_you_type('"a phrase"') == '"a phrase"'
+    assert as_you_type('"a phr') == '"a phr'
+    assert as_you_type("wal*") == "wal*"
+    assert as_you_type("sqlite -wal") == "sqlite -wal"
+    assert as_you_type("") == ""

@@ -1,0 +1,56 @@
+"""Screenshots of the main panes under a fixed setup: size, zone, clock, no blink, no watcher.
+
+Update after an intended change with ``pytest tests/tui --snapshot-update`` and look at the
+report's images before committing them.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from clawback.tui.app import make_app
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from .conftest import SIZE
+from .pilot import settle
+
+
+@pytest.fixture(autouse=True)
+def _fixed_clock_and_scores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search shows its query time and BM25 scores (which move with the index's statistics):
+    a stopped clock and a constant score keep the picture identical on every run."""
+    monkeypatch.setattr("clawback.core.search.time", SimpleNamespace(perf_counter=lambda: 0.0))
+    monkeypatch.setattr("clawback.core.search.score_from_rank", lambda rank: 0.5)
+
+
+def steady(*keys: str):  # type: ignore[no-untyped-def]
+    """A ``run_before`` that presses ``keys``, waits for every worker and stops cursor blink."""
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        for widget in pilot.app.query("Input, TextArea"):
+            assert isinstance(widget, Input | TextArea)
+            widget.cursor_blink = False
+        await pilot.pause()
+
+    return run_before
+
+
+def test_browsing_a_session(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_app, watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("down", "down", "down"))
+
+
+def test_live_search_results(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_app, watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("ctrl+f", *"sidebar"))
+
+
+def test_help_screen(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_app, watch=False)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("f1"))

@@ -1,0 +1,145 @@
+"""The terminal app: routes messages between the panes (``panes/``, which own all behaviour),
+starts the app-wide workers (``background.py``) and holds no logic. Build it with ``make_app``."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from clawback.core.context import Clawback
+from clawback.themes import LoadedThemes, load_themes
+from textual import on
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, Header
+from textual.worker import Worker, WorkerState
+
+from . import background, commands
+from .panes import Panes
+from .panes.search import SearchPane
+from .panes.sessions import SessionsPane
+from .panes.transcript import Target, TranscriptPane
+from .screens.help import HelpScreen
+from .store import Store
+from .theming import ThemeKeeper
+from .watcher import ArchiveChanged
+from .widgets.pane import Pane
+
+
+class ClawbackApp(App[int]):
+    TITLE = "clawback"
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+f", "show_pane('search')", "Search", priority=True),  # even inside inputs
+        Binding("slash", "show_pane('search')", "Search", show=False),
+        Binding("f1,question_mark", "help", "Help"),
+        Binding("f2", "show_pane('sessions')", "Sessions"),
+        Binding("f3", "show_pane('transcript')", "Transcript"),
+        Binding("f4", "show_pane('search')", "Search", show=False),
+        Binding("f5", "show_pane('memory')", "Memory"),
+        Binding("ctrl+n", "new_chat", "Chat", priority=True),
+    ]
+
+    def __init__(self, store: Store, themes: LoadedThemes, *, runner: Any = None,
+                 watch: bool = True) -> None:  # fmt: skip
+        super().__init__()
+        self.store, self.runner, self.live_updates = store, runner, watch
+        self.stop_watching, self.watching = threading.Event(), threading.Event()
+        self.themes = ThemeKeeper(themes, store.config.ui.theme)
+        self.panes = Panes.build(store, runner)
+        self._previous = "transcript"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            yield self.panes.sessions
+            with ContentSwitcher(initial="transcript", id="main"):
+                yield self.panes.transcript
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.themes.install(self)
+        self.sub_title = TranscriptPane.TITLE
+        self.panes.sessions.focus_default()
+        background.start(self)
+
+    def on_unmount(self) -> None:
+        self.stop_watching.set()  # the watcher thread checks it every 50 ms
+        self.store.close()
+
+    async def action_show_pane(self, name: str, focus: bool = True) -> None:
+        pane: Pane = getattr(self.panes, name)
+        switcher = self.query_one("#main", ContentSwitcher)
+        await self.panes.mount(pane, switcher)
+        if name != "sessions" and switcher.current != name:
+            if switcher.current != "search":
+                self._previous = switcher.current or "transcript"
+            switcher.current, self.sub_title = name, pane.TITLE
+        if focus:
+            pane.focus_default()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self))  # its own keys close it, so it never stacks
+
+    async def action_new_chat(self) -> None:
+        await self.action_show_pane("chat")
+        self.panes.chat.new_session()
+
+    async def action_quit(self) -> None:
+        self.panes.memory.when_saved(self.exit)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from commands.app_commands(self)
+
+    async def open_session(self, sid: str, target: Target | None = None, focus: bool = True):
+        if self.is_running:  # a late preview can arrive while the app shuts down
+            self.panes.transcript.open(sid, target, focus=focus)
+            self.panes.search.current_session_id = sid
+            await self.action_show_pane("transcript", focus=focus)
+
+    @on(SessionsPane.SessionChosen)
+    async def _session_chosen(self, event: SessionsPane.SessionChosen) -> None:
+        await self.open_session(event.session_id, focus=event.focus)  # no focus: a preview
+
+    @on(SearchPane.HitChosen)
+    async def _hit_chosen(self, event: SearchPane.HitChosen) -> None:
+        if (hit := event.hit).source == "memory":
+            await self.action_show_pane("memory")
+            self.panes.memory.open_file(hit.file, line=hit.line, focus=True)
+        elif hit.session_id is not None:
+            self.panes.sessions.reveal(hit.session_id)
+            await self.open_session(hit.session_id, Target.of(hit))
+
+    @on(SearchPane.Left)
+    async def _search_left(self) -> None:
+        await self.action_show_pane(self._previous)
+
+    @on(ArchiveChanged)
+    def _archive_changed(self, event: ArchiveChanged) -> None:
+        if self.is_running:
+            self.panes.sessions.archive_changed()
+            self.panes.transcript.archive_changed()
+            self.panes.memory.files_changed(event.batch.paths)
+        for problem in event.batch.errors:
+            self.notify(problem, title="Live update", severity="warning")
+
+    def watch_theme(self, name: str) -> None:
+        self.themes.changed(self, name)
+
+    @on(Pane.WorkerFailed)
+    def _pane_worker_failed(self, event: Pane.WorkerFailed) -> None:
+        background.report_failure(self, event.worker)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR:
+            background.report_failure(self, event.worker)
+
+
+def make_app(clawback: Clawback, *, runner: Any = None, watch: bool = True) -> ClawbackApp:
+    """The app on an opened home; ``runner`` is the chat engine, ``watch`` the live updates."""
+    themes = load_themes(clawback.paths.home / "themes")
+    return ClawbackApp(Store(clawback), themes, runner=runner, watch=watch)

@@ -1,0 +1,73 @@
+"""Every action of the app as a command palette entry (Ctrl+P).
+
+The palette is where people discover what the app can do, so anything reachable by a key is
+also here, named as a person would search for it. Commands that need context (an open session,
+an open memory file) are only offered when that context exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+
+from . import background
+from .widgets.message_view import MessageView
+
+if TYPE_CHECKING:
+    from .app import ClawbackApp
+
+
+def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
+    yield SystemCommand(
+        "Search",
+        "Live search across every session (Ctrl+F, /)",
+        lambda: app.action_show_pane("search"),
+    )
+    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5")):
+        yield SystemCommand(
+            f"Go to {name}", f"Show the {name} pane ({key})", lambda n=name: app.action_show_pane(n)
+        )
+    yield SystemCommand(
+        "New chat session", "Start a native chat session (Ctrl+N)", app.action_new_chat
+    )
+    yield SystemCommand("Help: keys", "Every key in the app (F1, ?)", app.action_help)
+    yield SystemCommand(
+        "Ingest sources",
+        "Index new and changed transcripts from every source",
+        lambda: background.ingest(app),
+    )
+
+    transcript = app.panes.transcript
+    if transcript.session is not None:
+        yield SystemCommand(
+            "Export session to markdown",
+            "Write the open session to a .md file",
+            transcript.action_export,
+        )
+        yield SystemCommand(
+            "Toggle sub-agent messages",
+            "Show or hide sidechain messages",
+            transcript.action_toggle_sidechains,
+        )
+    focused = app.screen.focused
+    if isinstance(focused, MessageView):
+        yield SystemCommand(
+            "Copy message", "Copy the focused message to the clipboard", focused.action_copy
+        )
+
+    memory = app.panes.memory
+
+    async def new_daily() -> None:
+        await app.action_show_pane("memory")
+        memory.action_new_daily()
+
+    yield SystemCommand("New daily note", "Open today's memory/YYYY-MM-DD.md (Ctrl+T)", new_daily)
+    if memory.current is not None:
+        yield SystemCommand(
+            f"Save {memory.current}", "Save the memory file (Ctrl+S)", memory.action_save
+        )
+        yield SystemCommand(
+            f"Reload {memory.current}", "Read the memory file from disk again", memory.action_reload
+        )

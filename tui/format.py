@@ -1,0 +1,71 @@
+"""How the panes word and colour archive facts: source names, times, highlighted snippets.
+
+One place, so a session's source or a timestamp reads the same in the list, the transcript
+and the search results. Styles name theme variables only, never literal colours.
+"""
+
+from __future__ import annotations
+
+import re
+
+from clawback.core.search import MARK_END, MARK_START
+from clawback.core.timeutil import parse_ts
+from textual.content import Content
+
+SOURCES = {
+    "native": "clawback",
+    "claude-code": "Claude Code",
+    "openclaw": "OpenClaw",
+    "memory": "memory",
+}
+MATCH_STYLE = "bold $text-accent on $accent 25%"
+_MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.S)
+
+
+def source_label(source: str) -> str:
+    return SOURCES.get(source, source)
+
+
+def local_time(ts: str | None, *, with_date: bool = True) -> str:
+    """An index timestamp (UTC) as local wall-clock time; blank if there is none."""
+    moment = parse_ts(ts) if ts else None
+    if moment is None:
+        return ""
+    local = moment.astimezone()
+    return local.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
+
+
+def marked_snippet(snippet: str) -> Content:
+    """A search snippet with its MARK_START/MARK_END spans shown as highlights, on one line."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    position = 0
+    for part in _MARKED.split(" ".join(snippet.split())):
+        # split() alternates: text outside marks, text inside marks, ...
+        inside = len(plain) % 2 == 1
+        if inside:
+            spans.append((position, position + len(part)))
+        plain.append(part)
+        position += len(part)
+    content = Content("".join(plain))
+    for start, end in spans:
+        content = content.stylize(MATCH_STYLE, start, end)
+    return content
+
+
+def highlight_terms(content: Content, terms: list[str]) -> Content:
+    """``content`` with every case-insensitive occurrence of ``terms`` highlighted."""
+    words = sorted({t for t in terms if t}, key=len, reverse=True)
+    if not words:
+        return content
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.I)
+    return content.highlight_regex(pattern, style=MATCH_STYLE)
+
+
+def marked_terms(snippet: str) -> list[str]:
+    """The distinct words a snippet marks, to highlight the same words elsewhere."""
+    return sorted({m.strip() for m in _MARKED.findall(snippet) if m.strip()})
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"

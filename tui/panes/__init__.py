@@ -1,0 +1,51 @@
+"""The app's panes, one module each beside its stylesheet, and the set the app holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.widget import AwaitMount
+from textual.widgets import ContentSwitcher
+
+from ..store import Store
+from ..widgets.pane import Pane
+from .chat import ChatPane
+from .memory import MemoryPane
+from .search import SearchPane
+from .sessions import SessionsPane
+from .transcript import TranscriptPane
+
+
+@dataclass
+class Panes:
+    """Every pane, built up front so routing never depends on what is mounted yet."""
+
+    sessions: SessionsPane
+    transcript: TranscriptPane
+    search: SearchPane
+    memory: MemoryPane
+    chat: ChatPane  # slot: the compaction pane joins these with the chat engine
+    _mounting: dict[Pane, AwaitMount] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, store: Store, runner: Any = None) -> Panes:
+        return cls(
+            SessionsPane(store, id="sessions"),
+            TranscriptPane(store, id="transcript"),
+            SearchPane(store, id="search"),
+            MemoryPane(store, id="memory"),
+            ChatPane(store, runner, id="chat"),
+        )
+
+    def all(self) -> list[Pane]:
+        return [self.sessions, self.transcript, self.search, self.memory, self.chat]
+
+    async def mount(self, pane: Pane, switcher: ContentSwitcher) -> None:
+        """Mount ``pane`` the first time it is shown: start-up builds only what is on screen."""
+        if pane.is_mounted:
+            return
+        if pane not in self._mounting:
+            pane.display = False  # the switcher shows it when it becomes current
+            self._mounting[pane] = switcher.mount(pane)
+        await self._mounting[pane]

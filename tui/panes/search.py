@@ -1,0 +1,228 @@
+"""The live search pane: results update with every keystroke, without ever blocking typing.
+
+Each query runs in an exclusive thread worker (SQLite blocks), so a new keystroke cancels the
+previous worker and interrupts its query. Cancellation alone cannot stop a thread that has
+already finished, so every query also carries a generation number and results older than the
+newest query are dropped: stale results never overwrite newer ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from clawback.core.errors import ClawbackError
+from clawback.core.search import SearchFilters, SearchHit, SearchResults
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Checkbox, Input, OptionList, Select, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from ..format import SOURCES, local_time, marked_snippet, source_label
+from ..store import Store, Superseded
+from ..widgets.pane import Pane, stylesheet
+
+SOURCE_CHOICES = [("Any source", ""), *((label, key) for key, label in SOURCES.items())]
+ROLE_CHOICES = [
+    ("Any role", ""),
+    ("You", "user"),
+    ("Claude", "assistant"),
+    ("Tool", "tool"),
+    ("System", "system"),
+]
+
+
+def as_you_type(query: str) -> str:
+    """The query with its last word as a prefix (``comp`` finds "compaction") while typing.
+
+    A trailing space, a closing quote or an explicit ``*`` means the word is finished, and an
+    exclusion (``-word``) stays exact.
+    """
+    stripped = query.rstrip()
+    if not stripped or stripped != query or stripped[-1] in '*"':
+        return query
+    if stripped.split()[-1].startswith("-") or stripped.count('"') % 2:
+        return query  # an exclusion, or inside an open "phrase"
+    return stripped + "*"
+
+
+def hit_row(hit: SearchHit) -> Content:
+    """Title and where it came from, then the snippet with its matches highlighted."""
+    title = hit.session_title or hit.file
+    facts = " · ".join(
+        part
+        for part in (
+            source_label(hit.source),
+            hit.role,
+            local_time(hit.timestamp),
+            f"score {hit.score:.2f}",
+        )
+        if part
+    )
+    return Content.assemble(
+        (title, "bold"), "  ", (facts, "$text-muted"), "\n", marked_snippet(hit.snippet)
+    )
+
+
+class SearchPane(Pane):
+    TITLE = "Search"
+    DEFAULT_CSS = stylesheet(__file__)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Leave search"),
+        Binding("down", "focus_results", "Results", show=False),
+        Binding("ctrl+t", "toggle_this_session", "This session only"),
+    ]
+
+    @dataclass
+    class HitChosen(Message):
+        hit: SearchHit
+
+    @dataclass
+    class Left(Message):
+        """Escape was pressed: go back to where search was opened from."""
+
+    def __init__(self, store: Store, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.store = store
+        self.current_session_id: str | None = None  # set by the app as sessions open
+        self._generation = 0
+        self._hits: list[SearchHit] = []
+
+    def compose(self) -> ComposeResult:
+        yield Input(
+            placeholder='Search every session…  words, "a phrase", prefix*', id="search-input"
+        )
+        with Horizontal(id="search-filters"):
+            yield Select(
+                SOURCE_CHOICES, allow_blank=False, value="", id="search-source", compact=True
+            )
+            yield Select(ROLE_CHOICES, allow_blank=False, value="", id="search-role", compact=True)
+            yield Input(
+                placeholder="since date",
+                id="search-since",
+                compact=True,
+                tooltip="Only entries on or after this day (YYYY-MM-DD)",
+            )
+            yield Input(
+                placeholder="until date",
+                id="search-until",
+                compact=True,
+                tooltip="Only entries before this day (YYYY-MM-DD)",
+            )
+            yield Checkbox("This session", id="search-this-session", compact=True)
+        yield OptionList(id="search-results")
+        yield Static("Type to search.", id="search-status")
+
+    def on_mount(self) -> None:
+        self.border_title = self.TITLE
+
+    def focus_default(self) -> None:
+        self.query_one("#search-input", Input).focus()
+
+    @property
+    def query_text(self) -> str:
+        return self.query_one("#search-input", Input).value
+
+    def filters(self) -> SearchFilters:
+        def value(selector: str) -> str | None:
+            widget = self.query_one(selector)
+            raw = widget.value if isinstance(widget, Input | Select) else None
+            return raw.strip() or None if isinstance(raw, str) else None
+
+        this_session = self.query_one("#search-this-session", Checkbox).value
+        return SearchFilters(
+            source=value("#search-source"),
+            role=value("#search-role"),
+            since=value("#search-since"),
+            until=value("#search-until"),
+            session_id=self.current_session_id if this_session else None,
+        )
+
+    # -- running queries ----------------------------------------------------------------------
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    def refresh_results(self) -> None:
+        self._generation += 1
+        query = self.query_text
+        if not query.strip():
+            self.workers.cancel_group(self, "search")
+            self._show_results(self._generation, SearchResults(query=""))
+            return
+        filters = self.filters()
+        if filters.session_id is None and self.query_one("#search-this-session", Checkbox).value:
+            self._show_problem(self._generation, "“This session” needs an open session.")
+            return
+        self.query_one("#search-status", Static).update("Searching…")
+        self._search(self._generation, query, filters)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, generation: int, query: str, filters: SearchFilters) -> None:
+        try:
+            limit = self.store.config.ui.search_limit
+            results = self.store.search(as_you_type(query), filters, limit=limit)
+        except Superseded:
+            return
+        except ClawbackError as exc:  # a bad date in a filter: say so, keep typing
+            self.app.call_from_thread(self._show_problem, generation, str(exc))
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_results, generation, results)
+
+    def _show_problem(self, generation: int, problem: str) -> None:
+        if generation == self._generation:
+            self.query_one("#search-status", Static).update(Content.styled(problem, "$error"))
+
+    def _show_results(self, generation: int, results: SearchResults) -> None:
+        if generation != self._generation:
+            return
+        self._hits = results.hits
+        listing = self.query_one("#search-results", OptionList)
+        listing.set_options(
+            Option(hit_row(hit), id=str(index)) for index, hit in enumerate(results.hits)
+        )
+        listing.highlighted = 0 if results.hits else None
+        self.query_one("#search-status", Static).update(self._status(results))
+
+    @staticmethod
+    def _status(results: SearchResults) -> str:
+        if not results.query.strip():
+            return "Type to search."
+        if not results.hits:
+            return f"No results · {results.seconds * 1000:.0f} ms"
+        total = f"{results.total:,}{'+' if results.total_capped else ''}"
+        return (
+            f"{len(results.hits):,} shown of {total} matches · {results.seconds * 1000:.0f} ms"
+            " · Enter opens"
+        )
+
+    # -- choosing a hit -----------------------------------------------------------------------
+
+    @on(OptionList.OptionSelected, "#search-results")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.post_message(self.HitChosen(self._hits[int(event.option.id)]))
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self) -> None:
+        listing = self.query_one("#search-results", OptionList)
+        if listing.highlighted is not None and self._hits:
+            self.post_message(self.HitChosen(self._hits[listing.highlighted]))
+
+    def action_focus_results(self) -> None:
+        if self._hits:
+            self.query_one("#search-results", OptionList).focus()
+
+    def action_leave(self) -> None:
+        self.post_message(self.Left())
+
+    def action_toggle_this_session(self) -> None:
+        box = self.query_one("#search-this-session", Checkbox)
+        box.value = not box.value

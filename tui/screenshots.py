@@ -1,0 +1,88 @@
+"""Regenerate ``screenshots/``: run the app headless on the demo archive and save each pane.
+
+    python -m clawback.tui.screenshots [OUTPUT_FOLDER]
+
+Screenshots are never made by hand, so they always show the app as it is. Times are shown in
+UTC and the demo home is thrown away afterwards, so two runs give the same pictures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from clawback.core.context import Clawback
+from clawback.core.demo import build_demo_home
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from .app import ClawbackApp, make_app
+
+SIZE = (130, 38)
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait for every worker (but the watcher, which is off here) and a quiet screen."""
+    app = pilot.app
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    for widget in app.query("Input, TextArea"):
+        if isinstance(widget, Input | TextArea):
+            widget.cursor_blink = False
+    await pilot.pause()
+
+
+async def press(pilot: Pilot[Any], *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+    await settle(pilot)
+
+
+Scene = Callable[[Pilot[Any]], Awaitable[None]]
+
+SCENES: list[tuple[str, Scene]] = [
+    ("sessions-and-transcript", lambda pilot: press(pilot, "down", "down", "down", "enter")),
+    ("live-search", lambda pilot: press(pilot, "ctrl+f", *"sidebar")),
+    ("search-hit-opened", lambda pilot: press(pilot, "ctrl+f", *"soft threshold", "enter")),
+    ("memory-editor", lambda pilot: press(pilot, "f5")),
+    ("help", lambda pilot: press(pilot, "f1")),
+    ("command-palette", lambda pilot: press(pilot, "ctrl+p")),
+]
+
+
+async def shoot(home: Path, out: Path, name: str, scene: Scene, theme: str | None) -> Path:
+    clawback = Clawback.open(home)
+    app: ClawbackApp = make_app(clawback, watch=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            if theme:
+                app.theme = theme
+            await scene(pilot)
+            return Path(app.save_screenshot(f"{name}.svg", str(out)))
+    finally:
+        clawback.close()
+
+
+async def main(out: Path) -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="clawback-screens-") as folder:
+        home = build_demo_home(Path(folder) / "home")
+        for name, scene in SCENES:
+            print(await shoot(home, out, name, scene, None))
+        light = SCENES[0][1]
+        print(await shoot(home, out, "theme-light", light, "clawback-light"))
+        print(await shoot(home, out, "theme-dusk", light, "clawback-dusk"))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path.cwd() / "screenshots"))

@@ -1,0 +1,147 @@
+"""The app's door to one home's archive, safe to call from many worker threads at once.
+
+The core hands out one SQLite connection, which ingestion writes through. The app runs its
+queries, ingests and file saves in thread workers that overlap, so this module gives reads
+connections of their own (a slow search never holds up a session list, and never sees an
+ingest's half-written transaction) and serialises every write in this process (two ingests on
+one connection would nest transactions). A search in flight is interrupted by the next one.
+
+Everything here blocks: call it from a thread worker, never from the event loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+from clawback.core import archive
+from clawback.core.context import Clawback
+from clawback.core.db import connect
+from clawback.core.ingest import IngestStats, Progress
+from clawback.core.memory_files import Workspace
+from clawback.core.search import SearchFilters, SearchResults, search
+from clawback.core.sources import configured_roots
+
+ProgressFactory = Callable[[int, int], Progress]
+
+
+class Superseded(Exception):
+    """A newer search started before this one finished; its results must not be shown."""
+
+
+class _Reader:
+    """One lazily opened read connection, used by one thread at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._db: sqlite_utils.Database | None = None
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def use(self) -> Iterator[sqlite_utils.Database]:
+        with self.lock:
+            if self._db is None:
+                self._db = connect(self._path)
+            yield self._db
+
+    def interrupt(self) -> None:
+        if self._db is not None:
+            self._db.conn.interrupt()
+
+    def close(self) -> None:
+        with self.lock:
+            if self._db is not None:
+                self._db.conn.close()
+                self._db = None
+
+
+class Store:
+    def __init__(self, clawback: Clawback) -> None:
+        self.clawback = clawback
+        self.paths = clawback.paths
+        self.config = clawback.config
+        self.workspace = Workspace(clawback.paths.workspace)
+        self._write_lock = threading.Lock()
+        self._browse = _Reader(clawback.paths.database)
+        self._search = _Reader(clawback.paths.database)
+        self._search_ids = itertools.count(1)
+        self._latest_search = 0
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def sessions(
+        self, *, source: str | None, text: str | None, limit: int, offset: int = 0
+    ) -> list[archive.SessionSummary]:
+        with self._browse.use() as db:
+            return archive.list_sessions(db, source=source, text=text, limit=limit, offset=offset)
+
+    def count_sessions(self, source: str | None = None) -> int:
+        with self._browse.use() as db:
+            return archive.count_sessions(db, source)
+
+    def session(self, session_id: str) -> archive.SessionSummary:
+        with self._browse.use() as db:
+            return archive.resolve_session(db, session_id)
+
+    def messages(self, session_id: str, *, after_entry: int = 0) -> list[archive.Message]:
+        with self._browse.use() as db:
+            return archive.session_messages(db, session_id, after_entry=after_entry)
+
+    def export_markdown(self, session_id: str) -> str:
+        with self._browse.use() as db:
+            return archive.export_markdown(db, session_id)
+
+    def search(self, query: str, filters: SearchFilters, *, limit: int) -> SearchResults:
+        """Ranked hits; raises :class:`Superseded` if a newer search started meanwhile."""
+        ticket = next(self._search_ids)
+        self._latest_search = ticket
+        self._search.interrupt()  # abort the query a stale worker may still be running
+        with self._search.use() as db:
+            if ticket != self._latest_search:
+                raise Superseded
+            try:
+                results = search(db, query, filters, limit=limit, count=True)
+            except sqlite3.OperationalError as exc:
+                if "interrupted" in str(exc):
+                    raise Superseded from None
+                raise
+        if ticket != self._latest_search:
+            raise Superseded
+        return results
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def ingest_all(self, progress: ProgressFactory | None = None) -> IngestStats:
+        with self._write_lock:
+            return self.clawback.ingest_all(progress=progress)
+
+    def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
+        with self._write_lock:
+            return self.clawback.ingest_changed(changed, deleted=deleted)
+
+    def save_memory(self, name: str, text: str) -> Path:
+        """Save a memory file (atomic, ``.bak`` kept) and re-index it before returning."""
+        path = self.workspace.save(name, text)
+        self.ingest_changed({path})
+        return path
+
+    # -- first run ----------------------------------------------------------------------------
+
+    def discover_sources(self) -> list[tuple[str, Path]]:
+        """Configured transcript folders that exist and hold at least one transcript."""
+        found = []
+        for root in configured_roots(self.config, self.paths):
+            if root.source is None or root.source.value == "memory":
+                continue
+            if next(iter(root.files()), None) is not None:
+                found.append((root.name, root.root))
+        return found
+
+    def close(self) -> None:
+        self._browse.close()
+        self._search.close()
