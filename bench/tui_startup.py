@@ -19,11 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from corpus import generate  # noqa: E402
-
-from clawback.core.context import Clawback  # noqa: E402
-from clawback.core.model import Source  # noqa: E402
-from clawback.core.sources import SourceRoot  # noqa: E402
+from clawback.core.context import Clawback
+from clawback.core.model import Source
+from clawback.core.sources import SourceRoot
+from corpus import generate
 
 APP = """
 import asyncio, sys, time
