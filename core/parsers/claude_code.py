@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta
+from clawback.core.parsers.dispatch import dispatch
 
 IMAGE_MARKER = "[image]"
 DISPLAY_WIDTH = 120
@@ -92,20 +93,7 @@ SUMMARY_FIELDS = (
 
 def parse_line(obj: Any) -> ParsedLine:
     """Turn one decoded Claude Code line into entries and meta; never raises."""
-    if not isinstance(obj, dict):
-        return ParsedLine(unknown=f"not a JSON object ({type(obj).__name__})")
-    line_type = obj.get("type")
-    if not isinstance(line_type, str):
-        return ParsedLine(unknown=f"line without a type ({type(line_type).__name__})")
-    handler = _HANDLERS.get(line_type)
-    if handler is None:
-        if line_type in IGNORED_TYPES:
-            return ParsedLine()
-        return ParsedLine(unknown=f"unknown line type {line_type[:40]!r}")
-    try:
-        return handler(obj)
-    except Exception as error:  # a bug, but one odd line must not stop a multi-GB ingest
-        return ParsedLine(unknown=f"parser error: {type(error).__name__}")
+    return dispatch(obj, _HANDLERS, IGNORED_TYPES)
 
 
 # --- helpers shared with the OpenClaw parser ------------------------------------------------

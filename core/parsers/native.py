@@ -15,6 +15,7 @@ from typing import Any
 
 from clawback.core.errors import SessionKeyError
 from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta
+from clawback.core.parsers.dispatch import dispatch
 from clawback.core.session_keys import parse_session_key
 
 FORMAT = "clawback"
@@ -117,18 +118,7 @@ def is_native_header(obj: Any) -> bool:
 
 def parse_line(obj: Any) -> ParsedLine:
     """Turn one decoded native line into entries and meta; never raises."""
-    if not isinstance(obj, dict):
-        return ParsedLine(unknown=f"not a JSON object ({type(obj).__name__})")
-    line_type = obj.get("type")
-    if not isinstance(line_type, str):
-        return ParsedLine(unknown=f"line without a type ({type(line_type).__name__})")
-    handler = _HANDLERS.get(line_type)
-    if handler is None:
-        return ParsedLine(unknown=f"unknown line type {line_type[:40]!r}")
-    try:
-        return handler(obj)
-    except Exception as error:  # a bug, but one odd line must not stop an ingest
-        return ParsedLine(unknown=f"parser error: {type(error).__name__}")
+    return dispatch(obj, _HANDLERS)
 
 
 def _str(value: Any) -> str | None:

@@ -36,6 +36,7 @@ from typing import Any
 from clawback.core.errors import SessionKeyError
 from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta
 from clawback.core.parsers.claude_code import IMAGE_MARKER, describe_tool_call, flatten_content
+from clawback.core.parsers.dispatch import dispatch
 from clawback.core.session_keys import parse_session_key
 
 IGNORED_TYPES = frozenset({"model_change", "thinking_level_change", "custom", "label"})
@@ -44,20 +45,7 @@ PARTIAL_STOP_REASONS = frozenset({"aborted", "error"})
 
 def parse_line(obj: Any) -> ParsedLine:
     """Turn one decoded pi / OpenClaw line into entries and meta; never raises."""
-    if not isinstance(obj, dict):
-        return ParsedLine(unknown=f"not a JSON object ({type(obj).__name__})")
-    line_type = obj.get("type")
-    if not isinstance(line_type, str):
-        return ParsedLine(unknown=f"line without a type ({type(line_type).__name__})")
-    handler = _HANDLERS.get(line_type)
-    if handler is None:
-        if line_type in IGNORED_TYPES:
-            return ParsedLine()
-        return ParsedLine(unknown=f"unknown entry type {line_type[:40]!r}")
-    try:
-        return handler(obj)
-    except Exception as error:  # a bug, but one odd line must not stop a multi-GB ingest
-        return ParsedLine(unknown=f"parser error: {type(error).__name__}")
+    return dispatch(obj, _HANDLERS, IGNORED_TYPES, noun="entry")
 
 
 def session_id_from_path(value: Any) -> str | None:
