@@ -8,7 +8,8 @@ the new lines are read), which is what makes following a live Claude Code sessio
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import watchfiles
@@ -20,21 +21,21 @@ DEBOUNCE_MS = 200
 STARTUP_TIMEOUT_MS = 300  # first idle tick after the watcher starts: time for the catch-up
 
 
-def watch_sources(
-    app: Clawback,
-    *,
-    on_batch: Callable[[IngestStats], None] | None = None,
-    on_ready: Callable[[list[Path]], None] | None = None,
-    stop_event: threading.Event | None = None,
-) -> None:
-    """Block, ingesting each batch of changes, until ``stop_event`` is set or Ctrl-C.
+@dataclass(frozen=True)
+class Changes:
+    paths: frozenset[Path]
+    deleted: bool  # some path was removed: sources may have gone missing
 
-    Once the watcher is running, one catch-up ingest of every source picks up what changed
-    while nothing was watching, so no change falls between "started" and "watching".
+
+def watch_changes(
+    folders: list[Path], *, stop_event: threading.Event | None = None
+) -> Iterator[Changes | None]:
+    """Yield ``None`` once the watcher is running, then every batch of changes.
+
+    The ``None`` is the moment for a catch-up ingest of every source: anything that changed
+    before it is found by that ingest, anything after it arrives as a batch, so no change falls
+    between "started" and "watching". Ends when ``stop_event`` is set or on Ctrl-C.
     """
-    folders = app.watch_folders()
-    if not folders:
-        return
     ready = False
     for changes in watchfiles.watch(
         *folders,
@@ -48,13 +49,31 @@ def watch_sources(
         if not changes:
             if not ready:
                 ready = True
-                stats = app.ingest_all()
-                if on_batch is not None:
-                    on_batch(stats)
-                if on_ready is not None:
-                    on_ready(folders)
+                yield None
             continue
-        deleted = any(change == watchfiles.Change.deleted for change, _ in changes)
-        stats = app.ingest_changed({Path(path) for _, path in changes}, deleted=deleted)
+        yield Changes(
+            frozenset(Path(path) for _, path in changes),
+            any(change == watchfiles.Change.deleted for change, _ in changes),
+        )
+
+
+def watch_sources(
+    app: Clawback,
+    *,
+    on_batch: Callable[[IngestStats], None] | None = None,
+    on_ready: Callable[[list[Path]], None] | None = None,
+    stop_event: threading.Event | None = None,
+) -> None:
+    """Block, ingesting each batch of changes, until ``stop_event`` is set or Ctrl-C."""
+    folders = app.watch_folders()
+    if not folders:
+        return
+    for changes in watch_changes(folders, stop_event=stop_event):
+        if changes is None:
+            stats = app.ingest_all()
+            if on_ready is not None:
+                on_ready(folders)
+        else:
+            stats = app.ingest_changed(set(changes.paths), deleted=changes.deleted)
         if on_batch is not None:
             on_batch(stats)

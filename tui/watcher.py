@@ -1,7 +1,7 @@
 """Live updates: watch every source folder in a thread and tell the app what changed.
 
-This follows :func:`clawback.core.watch.watch_sources` (same debounce, same catch-up ingest
-once watching has started) with two differences the app needs: ingestion goes through the
+This uses :func:`clawback.core.watch.watch_changes` (the same batches and catch-up point as
+``clawback watch``) with two differences the app needs: ingestion goes through the
 :class:`~clawback.tui.store.Store`, so it never overlaps the app's other writes on the shared
 connection, and each batch reports the changed *paths*, so an open memory file can notice an
 edit made outside the app.
@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import watchfiles
-from clawback.core.watch import DEBOUNCE_MS, STARTUP_TIMEOUT_MS
+from clawback.core.watch import watch_changes
 from textual.message import Message
 
 from .store import Store
@@ -49,25 +48,12 @@ def watch_archive(
     folders = store.clawback.watch_folders()
     if not folders:
         return
-    caught_up = False
-    for changes in watchfiles.watch(
-        *folders,
-        debounce=DEBOUNCE_MS,
-        step=50,
-        stop_event=stop_event,
-        raise_interrupt=False,
-        yield_on_timeout=True,
-        rust_timeout=STARTUP_TIMEOUT_MS,
-    ):
-        if not changes:
-            if not caught_up:
-                stats = store.ingest_all()
-                on_batch(ChangeBatch(errors=tuple(stats.errors)))
-                caught_up = True
-                if ready is not None:
-                    ready.set()
+    for changes in watch_changes(folders, stop_event=stop_event):
+        if changes is None:
+            stats = store.ingest_all()
+            on_batch(ChangeBatch(errors=tuple(stats.errors)))
+            if ready is not None:
+                ready.set()
             continue
-        paths = frozenset(Path(path) for _, path in changes)
-        deleted = any(change == watchfiles.Change.deleted for change, _ in changes)
-        stats = store.ingest_changed(set(paths), deleted=deleted)
-        on_batch(ChangeBatch(paths, tuple(stats.errors)))
+        stats = store.ingest_changed(set(changes.paths), deleted=changes.deleted)
+        on_batch(ChangeBatch(changes.paths, tuple(stats.errors)))
