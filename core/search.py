@@ -26,6 +26,9 @@ SNIPPET_TOKENS = 16
 DEFAULT_SCORE_CAP = 10_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
+# A quoted prefix term that is not behind a column filter (CJK prefixes query the bigrams).
+_PREFIX_TERM = re.compile(r'(?<!: )"([^"]+)"\*')
+MAX_PREFIX_EXPANSION = 32
 
 
 @dataclass
@@ -163,6 +166,7 @@ def search(
             " WHERE entries_fts MATCH :q ORDER BY rowid DESC LIMIT :cap)"
         )
         order = "m.rank"
+    match = _expand_prefixes(db, match)
     where = " AND ".join(clauses)
     for index in range(len(params)):
         where = where.replace("?", f":p{index}", 1)
@@ -190,6 +194,38 @@ def search(
         results.total_capped = total > COUNT_CAP
     results.seconds = time.perf_counter() - started
     return results
+
+
+def _expand_prefixes(db: sqlite_utils.Database, match: str) -> str:
+    """Rewrite ``"sear"*`` as ``("search" OR "searched")`` when few indexed terms start so.
+
+    FTS5 answers a prefix by merging the doclists of every matching term into memory before
+    the first row comes out; an OR of the same terms is read lazily, newest first, so it stops
+    at the score cap like any word. The term list comes from the index's own vocabulary
+    (a B-tree range, no doclists read). Many terms, or none: the prefix stays as it was.
+    """
+    if '"*' not in match:
+        return match
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_vocab"
+        " USING fts5vocab(main, entries_fts, 'row')"
+    )
+
+    def expand(found: re.Match[str]) -> str:
+        prefix = found.group(1).lower()
+        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        terms = [
+            row[0]
+            for row in db.execute(
+                "SELECT term FROM temp.entries_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                (prefix, upper, MAX_PREFIX_EXPANSION + 1),
+            )
+        ]
+        if not terms or len(terms) > MAX_PREFIX_EXPANSION:
+            return found.group(0)
+        return "(" + " OR ".join('"' + term.replace('"', '""') + '"' for term in terms) + ")"
+
+    return _PREFIX_TERM.sub(expand, match)
 
 
 def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool) -> SearchHit:
