@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
 from clawback.core.context import Clawback
 from clawback.core.query import build_match
 from clawback.core.search import SearchFilters, search
@@ -36,5 +37,5 @@ def test_hits_are_ranked_and_point_at_their_line(demo_app: Clawback) -> None:
     hits = search(demo_app.db, "sidebar", limit=50).hits
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     for hit in hits:
-        lines = open(hit.path, encoding="utf-8").read().splitlines()
+        lines = Path(hit.path).read_text(encoding="utf-8").splitlines()
         assert "sidebar" in lines[hit.line - 1].lower()

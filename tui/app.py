@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from clawback.core.archive import SessionSummary
 from clawback.core.context import Clawback
 from clawback.themes import LoadedThemes, load_themes
 from textual import on
@@ -19,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from . import background, commands
 from .panes import Panes
+from .panes.chat import ChatPane
 from .panes.search import SearchPane
 from .panes.sessions import SessionsPane
 from .panes.transcript import Target, TranscriptPane
@@ -40,7 +42,10 @@ class ClawbackApp(App[int]):
         Binding("f3", "show_pane('transcript')", "Transcript"),
         Binding("f4", "show_pane('search')", "Search", show=False),
         Binding("f5", "show_pane('memory')", "Memory"),
-        Binding("ctrl+n", "new_chat", "Chat", priority=True),
+        # TextArea binds F6/F7 (select line / all): pane keys must win inside the editors too
+        Binding("f6", "show_compaction", "Compaction", priority=True),
+        Binding("f7", "show_pane('chat')", "Chat", priority=True),
+        Binding("ctrl+n", "new_chat", "New chat", priority=True),
     ]
 
     def __init__(self, store: Store, themes: LoadedThemes, *, runner: Any = None,
@@ -68,6 +73,7 @@ class ClawbackApp(App[int]):
 
     def on_unmount(self) -> None:
         self.stop_watching.set()  # the watcher thread checks it every 50 ms
+        self.panes.host.close()
         self.store.close()
 
     async def action_show_pane(self, name: str, focus: bool = True) -> None:
@@ -87,6 +93,21 @@ class ClawbackApp(App[int]):
     async def action_new_chat(self) -> None:
         await self.action_show_pane("chat")
         self.panes.chat.new_session()
+
+    async def action_show_compaction(self, session_id: str | None = None) -> None:
+        """The compaction pane for ``session_id``, else the chat's session, else the open
+        transcript's if it is a native one."""
+        if session_id is None:
+            session_id = self.panes.chat.session_id
+        shown = self.panes.transcript.session
+        if session_id is None and shown is not None and shown.source == "native":
+            session_id = shown.id
+        await self.action_show_pane("compaction")
+        await self.panes.compaction.show(session_id)
+
+    async def chat_in(self, summary: SessionSummary) -> None:
+        await self.action_show_pane("chat")
+        self.panes.chat.open_session(summary)
 
     async def action_quit(self) -> None:
         self.panes.memory.when_saved(self.exit)
@@ -113,6 +134,25 @@ class ClawbackApp(App[int]):
         elif hit.session_id is not None:
             self.panes.sessions.reveal(hit.session_id)
             await self.open_session(hit.session_id, Target.of(hit))
+
+    @on(TranscriptPane.ChatRequested)
+    async def _chat_requested(self, event: TranscriptPane.ChatRequested) -> None:
+        await self.chat_in(event.session)
+
+    @on(ChatPane.TurnEnded)
+    def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+        self.panes.sessions.archive_changed()  # the engine indexed the transcript already
+        self.panes.transcript.archive_changed()
+        if self.panes.compaction.session_id == event.session_id:
+            self.panes.compaction.action_refresh()
+
+    @on(ChatPane.LifecycleRequested)
+    async def _lifecycle_requested(self, event: ChatPane.LifecycleRequested) -> None:
+        await self.action_show_compaction(event.session_id)
+        if event.action == "flush":
+            self.panes.compaction.action_flush()
+        else:
+            self.panes.compaction.action_compact()
 
     @on(SearchPane.Left)
     async def _search_left(self) -> None:

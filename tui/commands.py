@@ -25,13 +25,30 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Live search across every session (Ctrl+F, /)",
         lambda: app.action_show_pane("search"),
     )
-    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5")):
+    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5"), ("chat", "F7")):
         yield SystemCommand(
             f"Go to {name}", f"Show the {name} pane ({key})", lambda n=name: app.action_show_pane(n)
         )
     yield SystemCommand(
         "New chat session", "Start a native chat session (Ctrl+N)", app.action_new_chat
     )
+    yield SystemCommand(
+        "Go to compaction",
+        "Token usage, flush, compaction ledger and facts of the chat session (F6)",
+        app.action_show_compaction,
+    )
+
+    async def lifecycle(action: str) -> None:
+        await app.action_show_compaction()
+        getattr(app.panes.compaction, f"action_{action}")()
+
+    yield SystemCommand(
+        "Flush memory now", "Propose notes for the memory file (/flush)", lambda: lifecycle("flush")
+    )
+    yield SystemCommand(
+        "Compact now", "Summarize the chat session's older messages (/compact)",
+        lambda: lifecycle("compact"),
+    )  # fmt: skip
     yield SystemCommand("Help: keys", "Every key in the app (F1, ?)", app.action_help)
     yield SystemCommand(
         "Ingest sources",
@@ -45,6 +62,11 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
             "Export session to markdown",
             "Write the open session to a .md file",
             transcript.action_export,
+        )
+        yield SystemCommand(
+            "Chat in this session",
+            "Continue it, or fork a native session from it (r)",
+            transcript.action_chat,
         )
         yield SystemCommand(
             "Toggle sub-agent messages",

@@ -52,6 +52,8 @@ SCENES: list[tuple[str, Scene]] = [
     ("live-search", lambda pilot: press(pilot, "ctrl+f", *"sidebar")),
     ("search-hit-opened", lambda pilot: press(pilot, "ctrl+f", *"soft threshold", "enter")),
     ("memory-editor", lambda pilot: press(pilot, "f5")),
+    ("chat", lambda pilot: press(pilot, "enter", "r", "/", "c", "o")),
+    ("compaction", lambda pilot: press(pilot, "f6")),
     ("help", lambda pilot: press(pilot, "f1")),
     ("command-palette", lambda pilot: press(pilot, "ctrl+p")),
 ]

@@ -40,7 +40,11 @@ async def test_pane_keys_help_and_new_chat(tui: ClawbackApp) -> None:
         assert tui.query_one("#main").current == "transcript"
         await pilot.press("ctrl+n")
         assert tui.query_one("#main").current == "chat"
-        assert any("chat engine" in n.message for n in tui._notifications)
+        assert tui.focused is tui.query_one("#chat-input")
+        await pilot.press("f6")
+        assert tui.query_one("#main").current == "compaction"
+        await pilot.press("f7")
+        assert tui.query_one("#main").current == "chat"
         await pilot.press("f1")
         assert isinstance(tui.screen, HelpScreen)
         listed = {title: {what: keys for keys, what in rows} for title, rows in tui.screen.sections}
@@ -61,6 +65,11 @@ async def test_every_action_is_in_the_command_palette(tui: ClawbackApp) -> None:
             "Go to sessions",
             "Go to memory",
             "New chat session",
+            "Go to chat",
+            "Go to compaction",
+            "Flush memory now",
+            "Compact now",
+            "Chat in this session",
             "Help: keys",
             "Ingest sources",
             "Export session to markdown",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clawback.core.search import SearchResults
 from clawback.tui.app import ClawbackApp
-from clawback.tui.panes.search import SearchPane, as_you_type
+from clawback.tui.panes.search import SearchPane, as_you_type, too_short
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.message_view import MessageView
 from textual.widgets import ContentSwitcher, Input, OptionList, Select, Static
@@ -74,3 +74,23 @@ def test_the_word_being_typed_is_a_prefix() -> None:
     assert as_you_type("wal*") == "wal*"
     assert as_you_type("sqlite -wal") == "sqlite -wal"
     assert as_you_type("") == ""
+
+
+async def test_short_prefixes_wait_for_more_letters(tui: ClawbackApp) -> None:
+    assert (
+        too_short("so")
+        and too_short("ab*")
+        and not too_short("a b")
+        and not too_short("sof")
+        and not too_short("so ")
+    )
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", "s", "o")
+        await settle(pilot)
+        pane = tui.query_one(SearchPane)
+        assert "Keep typing" in str(pane.query_one("#search-status", Static).render())
+        assert pane.query_one("#search-results", OptionList).option_count == 0
+        await pilot.press("f")
+        await settle(pilot)
+        assert pane.query_one("#search-results", OptionList).option_count >= 1

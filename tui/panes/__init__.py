@@ -8,9 +8,11 @@ from typing import Any
 from textual.widget import AwaitMount
 from textual.widgets import ContentSwitcher
 
+from ..engine import EngineHost
 from ..store import Store
 from ..widgets.pane import Pane
 from .chat import ChatPane
+from .compaction import CompactionPane
 from .memory import MemoryPane
 from .search import SearchPane
 from .sessions import SessionsPane
@@ -25,21 +27,28 @@ class Panes:
     transcript: TranscriptPane
     search: SearchPane
     memory: MemoryPane
-    chat: ChatPane  # slot: the compaction pane joins these with the chat engine
+    chat: ChatPane
+    compaction: CompactionPane
+    host: EngineHost  # the chat engine's thread, shared by chat and compaction
     _mounting: dict[Pane, AwaitMount] = field(default_factory=dict)
 
     @classmethod
     def build(cls, store: Store, runner: Any = None) -> Panes:
+        host = EngineHost(store.paths.home, runner)
         return cls(
             SessionsPane(store, id="sessions"),
             TranscriptPane(store, id="transcript"),
             SearchPane(store, id="search"),
             MemoryPane(store, id="memory"),
-            ChatPane(store, runner, id="chat"),
+            ChatPane(store, host, id="chat"),
+            CompactionPane(store, host, id="compaction"),
+            host,
         )
 
     def all(self) -> list[Pane]:
-        return [self.sessions, self.transcript, self.search, self.memory, self.chat]
+        return [
+            self.sessions, self.transcript, self.search, self.memory, self.chat, self.compaction
+        ]  # fmt: skip
 
     async def mount(self, pane: Pane, switcher: ContentSwitcher) -> None:
         """Mount ``pane`` the first time it is shown: start-up builds only what is on screen."""

@@ -51,6 +51,18 @@ def as_you_type(query: str) -> str:
     return stripped + "*"
 
 
+MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
+
+
+def too_short(query: str) -> bool:
+    """Only prefixes, each shorter than ``MIN_PREFIX`` letters: not searched as you type
+    (the README's benchmark: 1-3 letter prefixes take seconds on a big archive)."""
+    terms = as_you_type(query).split()
+    return bool(terms) and all(
+        t.endswith("*") and len(t.strip('*"-()')) < MIN_PREFIX for t in terms
+    )
+
+
 def hit_row(hit: SearchHit) -> Content:
     """Title and where it came from, then the snippet with its matches highlighted."""
     title = hit.session_title or hit.file
@@ -154,6 +166,13 @@ class SearchPane(Pane):
         if not query.strip():
             self.workers.cancel_group(self, "search")
             self._show_results(self._generation, SearchResults(query=""))
+            return
+        if too_short(query):
+            self.workers.cancel_group(self, "search")
+            self._show_results(self._generation, SearchResults(query=""))
+            self.query_one("#search-status", Static).update(
+                f"Keep typing: a word needs {MIN_PREFIX} letters (or end it with a space)."
+            )
             return
         filters = self.filters()
         if filters.session_id is None and self.query_one("#search-this-session", Checkbox).value:

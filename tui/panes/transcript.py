@@ -84,11 +84,18 @@ class TranscriptPane(Pane):
         Binding("k", "previous_message", "Previous message", show=False),
         Binding("s", "toggle_sidechains", "Sub-agents"),
         Binding("e", "export", "Export"),
+        Binding("r", "chat", "Reply here"),
         Binding("g,home", "top", "Top", show=False),
         Binding("G,end", "bottom", "Bottom", show=False),
     ]
 
     show_sidechains: var[bool] = var(False)
+
+    @dataclass
+    class ChatRequested(TextualMessage):
+        """Chat in ``session`` (a native one continues, any other is forked)."""
+
+        session: SessionSummary
 
     def __init__(self, store: Store, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -108,7 +115,6 @@ class TranscriptPane(Pane):
             "Pick a session on the left, or press / to search every session.",
             id="transcript-empty",
         )
-        # Slot: the chat input for native sessions docks here once the chat engine lands.
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -317,6 +323,12 @@ class TranscriptPane(Pane):
             total = len(self._visible)
             await self._render_window(max(0, total - PAGE), total)
         self.call_after_refresh(self.query_one(MessageScroll).scroll_end, animate=False)
+
+    def action_chat(self) -> None:
+        if self.session is None:
+            self.notify("Open a session first, or press Ctrl+N for a new chat.")
+            return
+        self.post_message(self.ChatRequested(self.session))
 
     def action_export(self) -> None:
         if self.session is None:

@@ -31,6 +31,11 @@ EXTRA = {
         ("pageup/pagedown", "Scroll"),
     ],
     "Search": [("enter", "Open the highlighted result")],
+    "Chat": [
+        ("enter", "Send the message"),
+        ("shift+enter", "New line, where the terminal reports it"),
+        ("tab", "Complete a /command (/help lists them)"),
+    ],
 }
 
 

@@ -1,0 +1,60 @@
+"""The chat's multi-line input: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports
+it) inserts a newline, Tab completes a slash command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+NEWLINE_KEYS = ("ctrl+j", "shift+enter")
+
+# Every slash command the chat understands, with what it does (shown as the completion hint).
+COMMANDS: dict[str, str] = {
+    "/new": "/new [model] [text]: start a new session",
+    "/reset": "/reset [model] [text]: start over in a new session",
+    "/model": "/model NAME: the model for the next turns",
+    "/label": "/label TEXT: name this session",
+    "/flush": "/flush: save durable memories from this session now",
+    "/compact": "/compact: summarize older messages now",
+    "/help": "/help: every chat command and key",
+}
+
+
+def completions(text: str) -> list[str]:
+    """The commands ``text`` may be the start of (only while it is one word after a slash)."""
+    if not text.startswith("/") or any(c.isspace() for c in text):
+        return []
+    return [name for name in COMMANDS if name.startswith(text.lower())]
+
+
+class ChatInput(TextArea):
+    @dataclass
+    class Submitted(Message):
+        input: ChatInput
+        text: str
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            if self.text.strip():
+                self.post_message(self.Submitted(self, self.text))
+            return
+        if event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key == "tab" and (found := completions(self.text)):
+            event.stop()
+            event.prevent_default()
+            self.text = found[0] + " "
+            self.move_cursor(self.document.end)
+            return
+        await super()._on_key(event)
