@@ -41,7 +41,7 @@ from .memory_files import MAX_BYTES, MAX_LINES, Workspace
 
 
 def _workspace(ctx: click.Context) -> Workspace:
-    return Workspace(_open(ctx).paths.workspace).ensure()
+    return Workspace(_open(ctx).workspace).ensure()
 
 
 @cli.group()

@@ -82,6 +82,13 @@ class ChatConfig:
 
 
 @dataclass
+class MemoryConfig:
+    workspace: str = setting(
+        "", "Folder of MEMORY.md and memory/*.md (e.g. an agent's); empty: <home>/workspace."
+    )
+
+
+@dataclass
 class UIConfig:
     theme: str = setting("clawback-dark", "Theme of the terminal app.")
     show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
@@ -93,7 +100,13 @@ class Config:
     sources: SourcesConfig = field(default_factory=SourcesConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     chat: ChatConfig = field(default_factory=ChatConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     ui: UIConfig = field(default_factory=UIConfig)
+
+    def workspace(self, paths: Paths) -> Path:
+        """Where the memory files live: the configured folder, else the home's own."""
+        configured = self.memory.workspace.strip()
+        return Path(configured).expanduser() if configured else paths.workspace
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         return dataclasses.asdict(self)

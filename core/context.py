@@ -48,6 +48,11 @@ class Clawback:
             ) from None
         return cls(paths, config, db)
 
+    @property
+    def workspace(self) -> Path:
+        """The memory files' folder (``memory.workspace`` in the config, else in the home)."""
+        return self.config.workspace(self.paths)
+
     def ingestor(self) -> Ingestor:
         return Ingestor(self.db, self.config, self.paths, on_indexed=self._notify)
 
@@ -103,7 +108,7 @@ class Clawback:
 
     def watch_folders(self) -> list[Path]:
         """Existing folders of the configured sources (the home's own are created)."""
-        self.paths.workspace.mkdir(parents=True, exist_ok=True)
+        self.workspace.mkdir(parents=True, exist_ok=True)
         folders = []
         for root in configured_roots(self.config, self.paths):
             if root.root.is_dir() and root.root not in folders:

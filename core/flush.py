@@ -175,7 +175,7 @@ class MemoryFlush:
     ) -> None:
         self.engine = engine
         self.policy = policy or FlushPolicy.from_config(engine.chat)
-        self.workspace = workspace or Workspace(engine.app.paths.workspace)
+        self.workspace = workspace or Workspace(engine.app.workspace)
         self.system_prompt = (
             system_prompt or engine.chat.flush_prompt.strip() or FLUSH_SYSTEM_PROMPT
         )

@@ -141,7 +141,7 @@ def configured_roots(config: Config, paths: Paths) -> list[SourceRoot]:
         )
     if sources.native:
         roots.append(SourceRoot(Source.NATIVE, paths.sessions, "native"))
-    roots.append(SourceRoot(Source.MEMORY, paths.workspace, "memory"))
+    roots.append(SourceRoot(Source.MEMORY, config.workspace(paths), "memory"))
     roots.extend(parse_extra(spec) for spec in sources.extra)
     return roots
 

@@ -196,3 +196,22 @@ def test_process_json_and_exit_codes(tmp_path: Path) -> None:
     statuses = json.loads(run("conversations", "--json", home=home).stdout)
     assert sorted(c["status"] for c in statuses) == ["archived", "archived", "skipped"]
     assert len(json.loads(run("facts", "--json", home=home).stdout)) == 3
+
+
+def test_workspace_can_be_any_folder(tmp_path: Path) -> None:
+    """``memory.workspace`` points clawback at an existing agent workspace."""
+    agent = tmp_path / "agent-workspace"
+    (agent / "memory").mkdir(parents=True)
+    (agent / "MEMORY.md").write_text("# Memory\n\nThe ferret is called Quillon.\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f'[memory]\nworkspace = "{agent}"\n')
+    env = {**os.environ, "CLAWBACK_HOME": str(home)}
+    path = subprocess.run([CLAWBACK, "memory", "path"], capture_output=True, text=True, env=env)
+    assert path.stdout.strip() == str(agent)
+    subprocess.run([CLAWBACK, "ingest"], capture_output=True, text=True, env=env, check=True)
+    hits = subprocess.run(
+        [CLAWBACK, "search", "Quillon", "--json"], capture_output=True, text=True, env=env
+    )
+    (hit,) = json.loads(hits.stdout)
+    assert hit["source"] == "memory" and hit["path"] == str(agent / "MEMORY.md")

@@ -65,7 +65,7 @@ class Store:
         self.clawback = clawback
         self.paths = clawback.paths
         self.config = clawback.config
-        self.workspace = Workspace(clawback.paths.workspace)
+        self.workspace = Workspace(clawback.workspace)
         self._write_lock = threading.Lock()
         self._browse = _Reader(clawback.paths.database)
         self._search = _Reader(clawback.paths.database)
