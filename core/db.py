@@ -135,6 +135,11 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         # write lock taken up front makes the second wait, then find nothing pending.
         with write_transaction(db):
             migrations.apply(db)
+    # The index's vocabulary, for search's prefix expansion; temp, so per connection and free.
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_vocab"
+        " USING fts5vocab(main, entries_fts, 'row')"
+    )
     if path is not None:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))

@@ -23,7 +23,7 @@ from .timeutil import normalize_ts
 
 MARK_START, MARK_END = "\x02", "\x03"  # snippet() markers; rendered by each client
 SNIPPET_TOKENS = 16
-DEFAULT_SCORE_CAP = 10_000
+DEFAULT_SCORE_CAP = 5_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
 # A quoted prefix term that is not behind a column filter (CJK prefixes query the bigrams).
@@ -202,14 +202,11 @@ def _expand_prefixes(db: sqlite_utils.Database, match: str) -> str:
     FTS5 answers a prefix by merging the doclists of every matching term into memory before
     the first row comes out; an OR of the same terms is read lazily, newest first, so it stops
     at the score cap like any word. The term list comes from the index's own vocabulary
-    (a B-tree range, no doclists read). Many terms, or none: the prefix stays as it was.
+    (``temp.entries_vocab``, made by ``db.connect``: a B-tree range, no doclists read). Many
+    terms, or none: the prefix stays as it was.
     """
     if '"*' not in match:
         return match
-    db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_vocab"
-        " USING fts5vocab(main, entries_fts, 'row')"
-    )
 
     def expand(found: re.Match[str]) -> str:
         prefix = found.group(1).lower()
