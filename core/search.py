@@ -23,7 +23,7 @@ from .timeutil import normalize_ts
 
 MARK_START, MARK_END = "\x02", "\x03"  # snippet() markers; rendered by each client
 SNIPPET_TOKENS = 16
-DEFAULT_SCORE_CAP = 5_000
+DEFAULT_SCORE_CAP = 3_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
 # A quoted prefix term that is not behind a column filter (CJK prefixes query the bigrams).
