@@ -6,6 +6,7 @@ the ingestor and the chat engine.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -288,8 +289,6 @@ def health(db: sqlite_utils.Database, paths: Paths, claude_command: str = "claud
 
 def claude_version(command: str = "claude") -> tuple[str | None, str | None]:
     """Where ``claude`` is and what ``claude --version`` says (never raises)."""
-    import os
-
     path = shutil.which(os.environ.get("CLAWBACK_CLAUDE") or command)
     if not path:
         return None, None

@@ -275,20 +275,19 @@ class Ingestor:
             return self._consume(item, state, stats, advance)
 
     def _state(self, item: WorkItem) -> FileState:
-        row = self.db.execute(
-            "SELECT * FROM files WHERE source = ? AND file_key = ?", (item.source.value, item.key)
-        ).fetchone()
+        select = "SELECT * FROM files WHERE source = ? AND file_key = ?"
+        ident = (item.source.value, item.key)
+        cursor = self.db.execute(select, ident)
+        row = cursor.fetchone()
         if row is None:
             with write_transaction(self.db) as conn:
                 conn.execute(
                     "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
-                    (item.source.value, item.key, str(item.path)),
+                    (*ident, str(item.path)),
                 )
-            row = self.db.execute(
-                "SELECT * FROM files WHERE source = ? AND file_key = ?",
-                (item.source.value, item.key),
-            ).fetchone()
-        columns = [d[0] for d in self.db.execute("SELECT * FROM files LIMIT 0").description]
+            cursor = self.db.execute(select, ident)
+            row = cursor.fetchone()
+        columns = [d[0] for d in cursor.description]
         return FileState.from_row(dict(zip(columns, row, strict=True)))
 
     def _prefix_matches(self, path: Path, state: FileState) -> bool:
