@@ -7,7 +7,6 @@ import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from clawback.core.archive import SessionSummary
 from clawback.core.context import Clawback
 from clawback.themes import LoadedThemes, load_themes
 from textual import on
@@ -20,7 +19,6 @@ from textual.worker import Worker, WorkerState
 
 from . import background, commands
 from .panes import Panes
-from .panes.chat import ChatPane
 from .panes.search import SearchPane
 from .panes.sessions import SessionsPane
 from .panes.transcript import Target, TranscriptPane
@@ -28,6 +26,7 @@ from .screens.help import HelpScreen
 from .store import Store
 from .theming import ThemeKeeper
 from .watcher import ArchiveChanged
+from .widgets.chat_dock import ChatDock
 from .widgets.pane import Pane
 
 
@@ -44,7 +43,7 @@ class ClawbackApp(App[int]):
         Binding("f5", "show_pane('memory')", "Memory"),
         # TextArea binds F6/F7 (select line / all): pane keys must win inside the editors too
         Binding("f6", "show_compaction", "Compaction", priority=True),
-        Binding("f7", "show_pane('chat')", "Chat", priority=True),
+        Binding("f7", "chat", "Chat", priority=True),
         Binding("ctrl+n", "new_chat", "New chat", priority=True),
     ]
 
@@ -91,23 +90,21 @@ class ClawbackApp(App[int]):
         self.push_screen(HelpScreen(self))  # its own keys close it, so it never stacks
 
     async def action_new_chat(self) -> None:
-        await self.action_show_pane("chat")
-        self.panes.chat.new_session()
+        await self.action_show_pane("transcript", focus=False)
+        await self.panes.transcript.new_chat()
+
+    async def action_chat(self) -> None:
+        """The chat input under the open transcript (a new chat when none is open)."""
+        await self.action_show_pane("transcript", focus=False)
+        await self.panes.transcript.action_chat()
 
     async def action_show_compaction(self, session_id: str | None = None) -> None:
-        """The compaction pane for ``session_id``, else the chat's session, else the open
-        transcript's if it is a native one."""
+        """The compaction pane for ``session_id``, else for the session the chat input continues
+        (the native session on screen, or the one the last turn wrote to)."""
         if session_id is None:
-            session_id = self.panes.chat.session_id
-        shown = self.panes.transcript.session
-        if session_id is None and shown is not None and shown.source == "native":
-            session_id = shown.id
+            session_id = self.panes.transcript.chat_session_id
         await self.action_show_pane("compaction")
         await self.panes.compaction.show(session_id)
-
-    async def chat_in(self, summary: SessionSummary) -> None:
-        await self.action_show_pane("chat")
-        self.panes.chat.open_session(summary)
 
     async def action_quit(self) -> None:
         self.panes.memory.when_saved(self.exit)
@@ -135,19 +132,14 @@ class ClawbackApp(App[int]):
             self.panes.sessions.reveal(hit.session_id)
             await self.open_session(hit.session_id, Target.of(hit))
 
-    @on(TranscriptPane.ChatRequested)
-    async def _chat_requested(self, event: TranscriptPane.ChatRequested) -> None:
-        await self.chat_in(event.session)
-
-    @on(ChatPane.TurnEnded)
-    def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+    @on(ChatDock.TurnEnded)
+    def _turn_ended(self, event: ChatDock.TurnEnded) -> None:
         self.panes.sessions.archive_changed()  # the engine indexed the transcript already
-        self.panes.transcript.archive_changed()
-        if self.panes.compaction.session_id == event.session_id:
+        if event.session_id and self.panes.compaction.session_id == event.session_id:
             self.panes.compaction.action_refresh()
 
-    @on(ChatPane.LifecycleRequested)
-    async def _lifecycle_requested(self, event: ChatPane.LifecycleRequested) -> None:
+    @on(ChatDock.LifecycleRequested)
+    async def _lifecycle_requested(self, event: ChatDock.LifecycleRequested) -> None:
         await self.action_show_compaction(event.session_id)
         if event.action == "flush":
             self.panes.compaction.action_flush()

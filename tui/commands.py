@@ -25,10 +25,13 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Live search across every session (Ctrl+F, /)",
         lambda: app.action_show_pane("search"),
     )
-    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5"), ("chat", "F7")):
+    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5")):
         yield SystemCommand(
             f"Go to {name}", f"Show the {name} pane ({key})", lambda n=name: app.action_show_pane(n)
         )
+    yield SystemCommand(
+        "Go to chat", "The chat input under the open transcript (F7)", app.action_chat
+    )
     yield SystemCommand(
         "New chat session", "Start a native chat session (Ctrl+N)", app.action_new_chat
     )

@@ -39,12 +39,14 @@ async def test_pane_keys_help_and_new_chat(tui: ClawbackApp) -> None:
         await pilot.press("f3")
         assert tui.query_one("#main").current == "transcript"
         await pilot.press("ctrl+n")
-        assert tui.query_one("#main").current == "chat"
+        assert tui.query_one("#main").current == "transcript"
         assert tui.focused is tui.query_one("#chat-input")
+        assert tui.query_one(TranscriptPane).session is None  # a fresh chat
         await pilot.press("f6")
         assert tui.query_one("#main").current == "compaction"
         await pilot.press("f7")
-        assert tui.query_one("#main").current == "chat"
+        assert tui.query_one("#main").current == "transcript"
+        assert tui.focused is tui.query_one("#chat-input")
         await pilot.press("f1")
         assert isinstance(tui.screen, HelpScreen)
         listed = {title: {what: keys for keys, what in rows} for title, rows in tui.screen.sections}

@@ -1,18 +1,21 @@
-"""The chat and compaction panes against the fake ``claude``: a reply streams in and is stored,
-Escape keeps the partial reply, an error keeps what was typed, flush and compaction are
-confirmed before anything is written."""
+"""Chatting under the transcript, and the compaction pane, against the fake ``claude``: a reply
+streams in and is stored, Escape keeps the partial reply, an error keeps what was typed, a
+Claude Code session is forked, flush and compaction are confirmed before anything is written."""
 
 from __future__ import annotations
 
 import time
 
+from clawback.core.archive import list_sessions
 from clawback.core.compaction import list_compactions
 from clawback.core.context import Clawback
 from clawback.tui.app import ClawbackApp, make_app
-from clawback.tui.panes.chat import ChatPane
 from clawback.tui.panes.compaction import CompactionPane, LedgerRow
+from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.screens.dialogs import ChoiceScreen
+from clawback.tui.widgets.chat_dock import ChatDock
 from clawback.tui.widgets.chat_input import ChatInput
+from clawback.tui.widgets.message_view import MessageView
 from textual.pilot import Pilot
 
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
@@ -23,11 +26,11 @@ from .pilot import settle
 REPLY = "Zebracorns graze on **sidebar** meadows at dawn."
 
 
-async def chat(tui: ClawbackApp, pilot: Pilot[object], text: str) -> ChatPane:
+async def chat(tui: ClawbackApp, pilot: Pilot[object], text: str) -> TranscriptPane:
     await settle(pilot)
     await pilot.press("ctrl+n")
     await settle(pilot)
-    pane = tui.query_one(ChatPane)
+    pane = tui.query_one(TranscriptPane)
     assert tui.focused is pane.query_one(ChatInput)
     await pilot.press(*text, "enter")
     return pane
@@ -41,18 +44,40 @@ async def until(pilot: Pilot[object], condition, timeout: float = 15.0) -> None:
         await pilot.pause(0.02)
 
 
-async def test_a_turn_streams_and_is_stored(tui: ClawbackApp, fake_claude: FakeClaude) -> None:
-    fake_claude.reply(REPLY)
+def shown(pane: TranscriptPane) -> list[tuple[str, str]]:
+    """(role, text) of every stored message on screen."""
+    return [(v.message.role, v.message.text) for v in pane.query(MessageView)]
+
+
+def bubbles(pane: TranscriptPane) -> list[str]:
+    """The pending bubbles of a turn (what was sent, the reply streaming in)."""
+    return [str(w.render()) for w in pane.query(".turn-sent, .turn-reply")]
+
+
+async def test_a_turn_streams_into_the_transcript_and_is_stored(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    fake_claude.mode("slow").reply(REPLY)
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "hello there")
+        await until(pilot, lambda: "Zebracorns" in "".join(bubbles(pane)))  # streaming
+        assert tui.query_one(ChatDock).busy and "hello there" in bubbles(pane)[0]
         await settle(pilot)
-        assert pane.session_id is not None and not pane.busy
-        assert "Zebracorns graze" in str(pane.query_one(".chat-reply").render())
-        assert pane.query_one(ChatInput).text == ""
-        stored = [m.text for m in tui.store.messages(pane.session_id)]
-        assert "hello there" in stored[0] and REPLY in stored[-1]
-        assert tui.store.session(pane.session_id).source == "native"  # listed at once
-        assert pane.query_one("#chat-meter").usage.tokens > 0  # type: ignore[attr-defined]
+        dock = tui.query_one(ChatDock)
+        assert dock.session_id is not None and not dock.busy
+        assert pane.session is not None and pane.session.id == dock.session_id
+        assert shown(pane) == [("user", "hello there"), ("assistant", REPLY)]
+        assert bubbles(pane) == []  # the stored messages replaced them
+        assert dock.query_one(ChatInput).text == ""
+        stored = [m.text for m in tui.store.messages(dock.session_id)]
+        assert stored == ["hello there", REPLY]
+        assert tui.store.session(dock.session_id).source == "native"  # listed at once
+        assert dock.query_one("#chat-meter").usage.tokens > 0  # type: ignore[attr-defined]
+
+        await pilot.press(*"and again", "enter")  # the next turn continues the same session
+        await settle(pilot)
+        assert pane.session.id == dock.session_id
+        assert [role for role, _ in shown(pane)] == ["user", "assistant"] * 2
 
 
 async def test_escape_cancels_and_keeps_the_partial_reply(
@@ -61,17 +86,17 @@ async def test_escape_cancels_and_keeps_the_partial_reply(
     fake_claude.mode("slow").reply("one two three four five six seven eight nine ten " * 4)
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "tell me slowly")
-        await until(pilot, lambda: pane._reply_text.strip())
-        assert pane.has_class("-busy")
+        dock = tui.query_one(ChatDock)
+        await until(pilot, lambda: pane.window.reply_text.strip())
+        assert dock.has_class("-busy")
         await pilot.press("escape")
         await settle(pilot)
-        reply = pane.query_one(".chat-reply")
-        assert reply.has_class("-partial") and not pane.busy
-        assert "partial" in str(reply.render())
-        assert pane.session_id is not None
-        messages = tui.store.messages(pane.session_id)
-        assert messages[-1].text.startswith("one two")
+        assert not dock.busy and dock.session_id is not None
+        messages = tui.store.messages(dock.session_id)
+        assert messages[-1].text.startswith("one two") and messages[-1].partial
         assert len(messages[-1].text) < len("one two three four five six seven eight nine ten " * 4)
+        (reply,) = [v for v in pane.query(MessageView) if v.message.role == "assistant"]
+        assert reply.message.partial and "cut short" in str(reply.query_one(".header").render())
 
 
 async def test_an_engine_error_notifies_and_keeps_the_text(
@@ -81,9 +106,43 @@ async def test_an_engine_error_notifies_and_keeps_the_text(
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "do not lose me")
         await settle(pilot)
-        assert pane.query_one(ChatInput).text == "do not lose me"
+        assert tui.query_one(ChatInput).text == "do not lose me"
         errors = [n for n in tui._notifications if n.severity == "error"]
         assert errors and "rate" in errors[-1].message.lower()
+        (note,) = pane.query(".turn-reply")
+        assert note.has_class("-failed") and "no reply" in str(note.render())
+
+
+async def test_chatting_from_a_claude_code_session_forks_it(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    fake_claude.reply("Forked and answering.")
+    (parent,) = list_sessions(tui.store.clawback.db, source="claude-code", limit=1)
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await tui.open_session(parent.id)
+        await settle(pilot)
+        pane = tui.query_one(TranscriptPane)
+        assert not tui.query_one(ChatDock).display  # no input under an archived session...
+        await pilot.press("r")  # ...until asked for
+        dock = tui.query_one(ChatDock)
+        assert dock.display and tui.focused is dock.query_one(ChatInput)
+        assert dock.fork_from is not None and dock.fork_from.id == parent.id
+        await pilot.press(*"what did we decide?", "enter")
+        await settle(pilot)
+        assert pane.session is not None and pane.session.source == "native"
+        assert pane.session.id == dock.session_id != parent.id
+        assert shown(pane) == [
+            ("user", "what did we decide?"),
+            ("assistant", "Forked and answering."),
+        ]
+        engine = tui.store.clawback.chat_engine()
+        assert engine.store.get(dock.session_id).parent_id == parent.id
+        sent = fake_claude.last_call()["stdin"]
+        said = [
+            m for m in tui.store.messages(parent.id) if m.conversational and m.role == "assistant"
+        ]
+        assert " ".join(said[-1].text.split()[:4]) in sent  # its context came from the parent
 
 
 async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
@@ -91,15 +150,15 @@ async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
         await settle(pilot)
         await pilot.press("ctrl+n")
         await settle(pilot)
-        pane = tui.query_one(ChatPane)
+        dock = tui.query_one(ChatDock)
         await pilot.press("/", "h", "e")
-        assert pane.query_one("#chat-hint").display
+        assert dock.query_one("#chat-hint").display
         await pilot.press("tab")
-        assert pane.query_one(ChatInput).text == "/help "
+        assert dock.query_one(ChatInput).text == "/help "
         await pilot.press("enter")
         assert any("/compact" in n.message for n in tui._notifications)
         await pilot.press(*"/model haiku", "enter")
-        assert pane.model == "haiku"
+        assert dock.model == "haiku"
 
 
 async def wait_for_dialog(tui: ClawbackApp, pilot: Pilot[object]) -> ChoiceScreen:

@@ -11,7 +11,6 @@ from textual.widgets import ContentSwitcher
 from ..engine import EngineHost
 from ..store import Store
 from ..widgets.pane import Pane
-from .chat import ChatPane
 from .compaction import CompactionPane
 from .memory import MemoryPane
 from .search import SearchPane
@@ -27,9 +26,8 @@ class Panes:
     transcript: TranscriptPane
     search: SearchPane
     memory: MemoryPane
-    chat: ChatPane
     compaction: CompactionPane
-    host: EngineHost  # the chat engine's thread, shared by chat and compaction
+    host: EngineHost  # the chat engine's thread, shared by the chat input and compaction
     _mounting: dict[Pane, AwaitMount] = field(default_factory=dict)
 
     @classmethod
@@ -37,18 +35,15 @@ class Panes:
         host = EngineHost(store.paths.home, runner)
         return cls(
             SessionsPane(store, id="sessions"),
-            TranscriptPane(store, id="transcript"),
+            TranscriptPane(store, host, id="transcript"),
             SearchPane(store, id="search"),
             MemoryPane(store, id="memory"),
-            ChatPane(store, host, id="chat"),
             CompactionPane(store, host, id="compaction"),
             host,
         )
 
     def all(self) -> list[Pane]:
-        return [
-            self.sessions, self.transcript, self.search, self.memory, self.chat, self.compaction
-        ]  # fmt: skip
+        return [self.sessions, self.transcript, self.search, self.memory, self.compaction]
 
     async def mount(self, pane: Pane, switcher: ContentSwitcher) -> None:
         """Mount ``pane`` the first time it is shown: start-up builds only what is on screen."""

@@ -1,9 +1,12 @@
-"""The transcript pane: one session's messages, rendered a window at a time.
+"""The transcript pane: one session's messages, and the chat input under them.
 
-A session can hold thousands of messages and each rendered message is a small tree of widgets,
-so only a window of them is mounted: the first page on open (or the page around a search hit),
-more as the view nears the end, earlier ones on request. The messages themselves are fetched
-once, in a thread worker; a live session's new messages are appended in place.
+The messages are fetched once, in a thread worker, and mounted a window at a time
+(:mod:`..widgets.message_window`); a live session's new messages are appended in place, so a
+Claude Code session running in another terminal can be followed here.
+
+Under a native session sits the chat input (:mod:`..widgets.chat_dock`): a reply streams into
+the transcript above it. From a Claude Code or OpenClaw session, ``r`` shows the input too, and
+the first message forks a native session from the one on screen, which the pane then opens.
 """
 
 from __future__ import annotations
@@ -11,16 +14,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from clawback.core.archive import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
+from clawback.core.model import Source
 from clawback.core.search import SearchHit
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.message import Message as TextualMessage
 from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import get_current_worker
@@ -28,11 +30,14 @@ from textual.worker import get_current_worker
 from ..format import local_time, plural, source_label
 from ..screens.dialogs import PromptScreen
 from ..store import Store
+from ..widgets.chat_dock import ChatDock
+from ..widgets.chat_input import ChatInput
 from ..widgets.message_view import MessageView
+from ..widgets.message_window import CONTEXT_BEFORE, MessageWindow, failure_note
 from ..widgets.pane import Pane, stylesheet
 
-PAGE = 30
-CONTEXT_BEFORE = 8  # messages shown above a search hit
+if TYPE_CHECKING:
+    from ..engine import EngineHost
 
 
 @dataclass
@@ -49,33 +54,6 @@ class Target:
         return cls(hit.entry_id, hit.file, hit.line, hit.snippet)
 
 
-class MessageScroll(VerticalScroll):
-    @dataclass
-    class NearedEnd(TextualMessage):
-        pass
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if self.max_scroll_y and new >= self.max_scroll_y - self.size.height:
-            self.post_message(self.NearedEnd())
-
-
-class LoadEarlier(Static, can_focus=True):
-    """Stands in for the messages above the window; Enter or a click mounts them."""
-
-    @dataclass
-    class Pressed(TextualMessage):
-        pass
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter,space", "press", "Load earlier")]
-
-    def action_press(self) -> None:
-        self.post_message(self.Pressed())
-
-    def on_click(self) -> None:
-        self.action_press()
-
-
 class TranscriptPane(Pane):
     TITLE = "Transcript"
     DEFAULT_CSS = stylesheet(__file__)
@@ -87,42 +65,46 @@ class TranscriptPane(Pane):
         Binding("r", "chat", "Reply here"),
         Binding("g,home", "top", "Top", show=False),
         Binding("G,end", "bottom", "Bottom", show=False),
+        Binding("escape", "leave_input", "Messages", show=False),
     ]
 
     show_sidechains: var[bool] = var(False)
 
-    @dataclass
-    class ChatRequested(TextualMessage):
-        """Chat in ``session`` (a native one continues, any other is forked)."""
-
-        session: SessionSummary
-
-    def __init__(self, store: Store, **kwargs: object) -> None:
+    def __init__(self, store: Store, host: EngineHost, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.store = store
         self.session: SessionSummary | None = None
         self._opening: str | None = None  # a session being loaded
         self._messages: list[Message] = []  # every message of the session, sidechains too
-        self._visible: list[Message] = []
-        self._start = self._end = 0
-        self._extending = False
+        self._failure: tuple[str, str] | None = None  # a note for a session about to be opened
+        self.dock = ChatDock(host, store.config.chat, id="chat-dock")
         self.set_reactive(TranscriptPane.show_sidechains, store.config.ui.show_sidechains)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="transcript-header")
-        yield MessageScroll(id="messages")
+        yield MessageWindow(id="messages")
         yield Static(
-            "Pick a session on the left, or press / to search every session.",
+            "Pick a session on the left, press / to search every session, or Ctrl+N to chat.",
             id="transcript-empty",
         )
+        yield self.dock
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
         self.add_class("-empty")
 
+    @property
+    def window(self) -> MessageWindow:
+        return self.query_one(MessageWindow)
+
+    @property
+    def chat_session_id(self) -> str | None:
+        """The native session the chat input continues, if any."""
+        return self.dock.session_id
+
     def focus_default(self) -> None:
         views = self.query(MessageView)
-        (views.first() if views else self.query_one(MessageScroll)).focus()
+        (views.first() if views else self.window).focus()
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -157,34 +139,45 @@ class TranscriptPane(Pane):
         self.session, self._opening = session, None
         self._messages = messages
         self.remove_class("-empty")
+        self.set_class(session.source == Source.NATIVE.value, "-chat")
+        self.dock.attach(session)
         if target is not None and any(m.sidechain and _hits(m, target) for m in messages):
             self.set_reactive(TranscriptPane.show_sidechains, True)
-        self._visible = self._filter(messages)
-        self._show_header()
-        index = next((i for i, m in enumerate(self._visible) if _hits(m, target)), None)
+        visible = self._filter(messages)
+        index = next((i for i, m in enumerate(visible) if _hits(m, target)), None)
+        match = {}
+        if index is not None and target is not None and target.snippet is not None:
+            match[visible[index].entry_id] = target.snippet
         start = 0 if index is None else max(0, index - CONTEXT_BEFORE)
-        await self._render_window(start, min(len(self._visible), start + PAGE), target)
-        scroll = self.query_one(MessageScroll)
+        window = self.window
+        await window.show(visible, start, match)
+        self._show_header()
+        if self._failure is not None and self._failure[0] == session.id:
+            await window.add_failure_note(self._failure[1])
+        self._failure = None
         if index is None:
-            scroll.scroll_home(animate=False)
+            window.scroll_home(animate=False)
             if focus:
                 self.focus_default()
             return
         view = next(v for v in self.query(MessageView) if _hits(v.message, target))
         view.focus(scroll_visible=False)
-        self.call_after_refresh(scroll.scroll_to_widget, view, animate=False, top=True)
+        self.call_after_refresh(window.scroll_to_widget, view, animate=False, top=True)
 
     def _filter(self, messages: list[Message]) -> list[Message]:
         if self.show_sidechains:
-            return messages
+            return list(messages)
         return [m for m in messages if not m.sidechain]
 
     def _show_header(self) -> None:
         session = self.session
+        header = self.query_one("#transcript-header", Static)
         if session is None:
+            self.border_title = "New chat"
+            header.update("A new native session starts with your first message.")
             return
         self.border_title = session.title[:80]
-        hidden = len(self._messages) - len(self._visible)
+        hidden = len(self._messages) - len(self.window.messages)
         facts = [
             source_label(session.source),
             local_time(session.started_at),
@@ -193,92 +186,95 @@ class TranscriptPane(Pane):
             f"{plural(hidden, 'sub-agent entry')} hidden (s)" if hidden else "",
             "source deleted: archived copy" if session.source_missing else "",
         ]
-        header = self.query_one("#transcript-header", Static)
         header.update(" · ".join(f for f in facts if f))
 
-    async def _render_window(self, start: int, end: int, target: Target | None = None) -> None:
-        scroll = self.query_one(MessageScroll)
-        await scroll.remove_children()
-        self._start, self._end = start, end
-        views: list[Static | MessageView] = []
-        if start:
-            views.append(LoadEarlier(f"▲ {plural(start, 'earlier message')}", id="load-earlier"))
-        views += [self._view(m, target) for m in self._visible[start:end]]
-        await scroll.mount_all(views)
+    # -- chatting -------------------------------------------------------------------------------
 
-    def _view(self, message: Message, target: Target | None = None) -> MessageView:
-        hit = target is not None and _hits(message, target)
-        return MessageView(message, match=target.snippet if hit and target else None)
+    async def new_chat(self) -> None:
+        """An empty transcript whose input starts a fresh native session."""
+        self.workers.cancel_group(self, "transcript")
+        self.session, self._opening, self._messages = None, None, []
+        self.remove_class("-empty")
+        self.add_class("-chat")
+        await self.window.show([])
+        self._show_header()
+        self.dock.new_session()
+        self.dock.focus_input()
 
-    # -- extending the window -----------------------------------------------------------------
-
-    @on(MessageScroll.NearedEnd)
-    async def _extend_end(self) -> None:
-        if self._extending or self._end >= len(self._visible):
+    async def action_chat(self) -> None:
+        """Type a message for the session on screen (a new one when there is none)."""
+        if self.session is None and self.has_class("-empty"):
+            await self.new_chat()
             return
-        self._extending = True
-        try:
-            end = min(len(self._visible), self._end + PAGE)
-            views = [self._view(m) for m in self._visible[self._end : end]]
-            self._end = end
-            await self.query_one(MessageScroll).mount_all(views)
-        finally:
-            self._extending = False
+        self.add_class("-chat")
+        self.dock.focus_input()
 
-    @on(LoadEarlier.Pressed)
-    async def _extend_start(self) -> None:
-        if self._extending or self._start == 0:
-            return
-        self._extending = True
-        try:
-            scroll = self.query_one(MessageScroll)
-            anchor = self.query(MessageView).first()
-            start = max(0, self._start - PAGE)
-            views = [self._view(m) for m in self._visible[start : self._start]]
-            self._start = start
-            await scroll.mount_all(views, before=anchor)
-            marker = self.query_one(LoadEarlier)
-            if start == 0:
-                await marker.remove()
-            else:
-                marker.update(f"▲ {plural(start, 'earlier message')}")
-            views[-1].focus(scroll_visible=False)
-            self.call_after_refresh(scroll.scroll_to_widget, anchor, animate=False, top=True)
-        finally:
-            self._extending = False
+    def action_leave_input(self) -> None:
+        if self.dock.query_one(ChatInput).has_focus:
+            self.focus_default()
+
+    def _showing(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
+    @on(ChatDock.TurnStarted)
+    async def _turn_started(self, event: ChatDock.TurnStarted) -> None:
+        await self.window.begin_turn(event.text)
+
+    @on(ChatDock.ReplyStreamed)
+    def _reply_streamed(self, event: ChatDock.ReplyStreamed) -> None:
+        self.window.stream(event.delta)
+
+    @on(ChatDock.TurnEnded)
+    async def _turn_ended(self, event: ChatDock.TurnEnded) -> None:
+        """Let the stored messages replace the turn's bubbles, in a new session if it made one.
+
+        The message goes on to the app, which refreshes the rest of the screen.
+        """
+        outcome = event.outcome
+        self.window.end_turn(
+            reply=outcome.reply if outcome else None,
+            cancelled=bool(outcome and (outcome.cancelled or outcome.partial)),
+            failure=event.failure,
+        )
+        if self._showing() != event.origin or self._opening is not None:
+            return  # another session was opened meanwhile
+        if event.session_id is not None and event.session_id != event.origin:
+            if event.failure is not None:  # the session was made, its first turn failed
+                self._failure = (
+                    event.session_id,
+                    failure_note(self.window.reply_text, event.failure),
+                )
+            self.open(event.session_id)  # a new session, or a fork of the one on screen
+        elif self.session is not None:
+            self._append_new(self.session.id, self._last_entry(), turn_over=True)
+        else:
+            await self.window.append([], turn_over=True)
 
     # -- live updates -------------------------------------------------------------------------
 
     def archive_changed(self) -> None:
         if self.session is not None:
-            last = max((m.entry_id for m in self._messages), default=0)
-            self._append_new(self.session.id, last)
+            self._append_new(self.session.id, self._last_entry(), turn_over=not self.dock.busy)
+
+    def _last_entry(self) -> int:
+        return max((m.entry_id for m in self._messages), default=0)
 
     @work(thread=True, exclusive=True, group="transcript-live", exit_on_error=False)
-    def _append_new(self, session_id: str, after_entry: int) -> None:
-        new = [m for m in self.store.messages(session_id, after_entry=after_entry)]
-        if new:
+    def _append_new(self, session_id: str, after_entry: int, turn_over: bool) -> None:
+        new = self.store.messages(session_id, after_entry=after_entry)
+        if new or turn_over:
             session = self.store.session(session_id)
-            self.app.call_from_thread(self._append, session, new)  # type: ignore[arg-type]
+            self.app.call_from_thread(self._append, session, new, turn_over)  # type: ignore[arg-type]
 
-    async def _append(self, session: SessionSummary, new: list[Message]) -> None:
+    async def _append(self, session: SessionSummary, new: list[Message], turn_over: bool) -> None:
         if self.session is None or session.id != self.session.id:
             return
         known = {m.entry_id for m in self._messages}
         new = [m for m in new if m.entry_id not in known and m.kind != "summary"]
-        scroll = self.query_one(MessageScroll)
-        following = scroll.scroll_y >= scroll.max_scroll_y - 1
-        window_at_end = self._end >= len(self._visible)
         self.session = session
         self._messages += new
-        added = self._filter(new)
-        self._visible += added
+        await self.window.append(self._filter(new), turn_over=turn_over)
         self._show_header()
-        if window_at_end and added:
-            self._end = len(self._visible)
-            await scroll.mount_all([self._view(m) for m in added])
-            if following:
-                self.call_after_refresh(scroll.scroll_end, animate=False)
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -297,38 +293,26 @@ class TranscriptPane(Pane):
     async def action_previous_message(self) -> None:
         views = list(self.query(MessageView))
         index = self._focused_index()
-        if index == 0 and self._start > 0:
-            await self._extend_start()
+        if index == 0 and self.window.start > 0:
+            await self.window.extend_start()
         elif index is not None and index > 0:
             views[index - 1].focus()
 
     async def watch_show_sidechains(self, show: bool) -> None:
         if self.session is None:
             return
-        self._visible = self._filter(self._messages)
+        await self.window.show(self._filter(self._messages))
         self._show_header()
-        await self._render_window(0, min(len(self._visible), PAGE))
         self.notify(f"Sub-agent messages {'shown' if show else 'hidden'}.")
 
     def action_toggle_sidechains(self) -> None:
         self.show_sidechains = not self.show_sidechains
 
     async def action_top(self) -> None:
-        if self._start:
-            await self._render_window(0, min(len(self._visible), PAGE))
-        self.query_one(MessageScroll).scroll_home(animate=False)
+        await self.window.top()
 
     async def action_bottom(self) -> None:
-        if self._end < len(self._visible):
-            total = len(self._visible)
-            await self._render_window(max(0, total - PAGE), total)
-        self.call_after_refresh(self.query_one(MessageScroll).scroll_end, animate=False)
-
-    def action_chat(self) -> None:
-        if self.session is None:
-            self.notify("Open a session first, or press Ctrl+N for a new chat.")
-            return
-        self.post_message(self.ChatRequested(self.session))
+        await self.window.bottom()
 
     def action_export(self) -> None:
         if self.session is None:

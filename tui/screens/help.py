@@ -58,6 +58,7 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, app: ClawbackApp) -> None:
         super().__init__()
+        from ..widgets.chat_dock import ChatDock
         from ..widgets.message_view import MessageView
 
         self.sections: list[tuple[str, list[tuple[str, str]]]] = [
@@ -68,6 +69,8 @@ class HelpScreen(ModalScreen[None]):
             if pane.TITLE == "Transcript":
                 bindings += MessageView.BINDINGS
             self.sections.append((pane.TITLE, binding_rows(app, bindings)))
+            if pane.TITLE == "Transcript":
+                self.sections.append(("Chat", binding_rows(app, ChatDock.BINDINGS)))
         for title, rows in self.sections:
             rows += [(app.get_key_display(Binding(k, "")), d) for k, d in EXTRA.get(title, [])]
 

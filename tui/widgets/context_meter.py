@@ -43,10 +43,15 @@ class Usage:
     def describe(self) -> str:
         percent = 100 * self.tokens / self.window if self.window else 0
         return (
-            f"{self.tokens:,} / {self.window:,} tokens ({percent:.0f}%)"
-            f" · {FLUSH_MARK} flush at {self.flush_at:,} · {COMPACT_MARK} compact at"
-            f" {self.compact_at:,}"
+            f"{self.tokens:,} / {_short(self.window)} tokens ({percent:.0f}%)"
+            f" · {FLUSH_MARK} flush {_short(self.flush_at)} · {COMPACT_MARK} compact"
+            f" {_short(self.compact_at)}"
         )
+
+
+def _short(tokens: int) -> str:
+    """Thresholds read at a glance: 191k rather than 191,000."""
+    return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens:,}"
 
 
 def bar(usage: Usage, width: int) -> Content:
