@@ -7,6 +7,7 @@ the ingestor and the chat engine.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -48,41 +49,125 @@ def _summary(row: tuple[Any, ...]) -> SessionSummary:
     return s
 
 
-def list_sessions(
-    db: sqlite_utils.Database,
-    *,
-    source: str | None = None,
-    text: str | None = None,
-    limit: int | None = 50,
-    offset: int = 0,
-) -> list[SessionSummary]:
-    """Sessions newest first; ``text`` narrows by title, label, key, cwd or id (the filter box)."""
+_PROJECT_TERM = re.compile(r"(?:^|\s)project:(\S*)", re.I)
+
+
+def parse_session_filter(text: str) -> tuple[str, list[str]]:
+    """Split filter-box text into its words and its ``project:NAME`` terms.
+
+    The filter box is the one place to type while browsing, so a project can be narrowed to
+    there too, without reaching for the project picker. An empty ``project:`` (half typed) is
+    dropped rather than matching everything.
+    """
+    names = [name for name in _PROJECT_TERM.findall(text) if name]
+    return " ".join(_PROJECT_TERM.sub(" ", text).split()), names
+
+
+def _like(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, its ``%`` and ``_`` taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _session_where(
+    source: str | None, project: str | None, project_contains: str | None, text: str | None
+) -> tuple[str, list[Any]]:
     clauses: list[str] = ["entry_count > 0 OR label IS NOT NULL"]
     params: list[Any] = []
     if source:
         clauses.append("source = ?")
         params.append(source)
-    if text:
+    if project:
+        clauses.append("cwd = ?")
+        params.append(project)
+    words, typed_projects = parse_session_filter(text or "")
+    for name in [*typed_projects, *([project_contains] if project_contains else [])]:
+        clauses.append("cwd LIKE ? ESCAPE '\\'")
+        params.append(_like(name))
+    if words:
         clauses.append(
             "(coalesce(label, '') || ' ' || coalesce(title, '') || ' '"
             " || coalesce(first_prompt, '') || ' ' || coalesce(key, '') || ' '"
             " || coalesce(cwd, '') || ' ' || id) LIKE ?"
         )
-        params.append(f"%{text}%")
+        params.append(f"%{words}%")
+    return f"({') AND ('.join(clauses)})", params
+
+
+def list_sessions(
+    db: sqlite_utils.Database,
+    *,
+    source: str | None = None,
+    project: str | None = None,
+    project_contains: str | None = None,
+    text: str | None = None,
+    limit: int | None = 50,
+    offset: int = 0,
+) -> list[SessionSummary]:
+    """Sessions newest first.
+
+    ``project`` is a working directory exactly as :func:`projects` lists it (the app's picker);
+    ``project_contains`` matches part of it, as ``search --project`` does. ``text`` is the filter
+    box: it narrows by title, label, key, cwd or id, and its ``project:NAME`` terms by cwd.
+    """
+    where, params = _session_where(source, project, project_contains, text)
     sql = (
-        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE ({') AND ('.join(clauses)})"
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where}"
         " ORDER BY updated_at DESC NULLS LAST, id LIMIT ? OFFSET ?"
     )
     params.extend([-1 if limit is None else limit, offset])
     return [_summary(row) for row in db.execute(sql, params).fetchall()]
 
 
-def count_sessions(db: sqlite_utils.Database, source: str | None = None) -> int:
-    if source:
-        return int(
-            db.execute("SELECT count(*) FROM sessions WHERE source = ?", (source,)).fetchone()[0]
-        )
-    return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+def count_sessions(
+    db: sqlite_utils.Database, source: str | None = None, project: str | None = None
+) -> int:
+    """How many sessions a source and project list (the app's status line).
+
+    Unnarrowed it is a bare ``count(*)``, which the index answers at once because the app asks
+    it at every start; that also counts the rare session with nothing to list yet.
+    """
+    if not source and not project:
+        return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    where, params = _session_where(source, project, None, None)
+    return int(db.execute(f"SELECT count(*) FROM sessions WHERE {where}", params).fetchone()[0])
+
+
+@dataclass
+class Project:
+    """A working directory sessions ran in (a Claude Code project folder, an agent's cwd)."""
+
+    path: str
+    sessions: int
+    updated_at: str | None
+
+    @property
+    def name(self) -> str:
+        return project_name(self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "name": self.name}
+
+
+def project_name(cwd: str) -> str:
+    """The folder's own name: what people call a project (``~/code/clawback`` -> clawback)."""
+    parts = [part for part in re.split(r"[\\/]+", cwd) if part]
+    return parts[-1] if parts else cwd
+
+
+def projects(db: sqlite_utils.Database) -> list[Project]:
+    """Every project with its session count, the most recently active first.
+
+    Counts only sessions the list shows, so a project's count matches its list. Sessions with
+    no working directory (clawback's own chats, some agents) belong to no project. One scan of
+    the sessions table: about 10 ms for 10,000 sessions, so callers run it in a worker.
+    """
+    rows = db.execute(
+        "SELECT cwd, count(*), max(updated_at) FROM sessions"
+        " WHERE cwd IS NOT NULL AND cwd != '' AND (entry_count > 0 OR label IS NOT NULL)"
+        " GROUP BY cwd ORDER BY max(updated_at) DESC NULLS LAST, cwd"
+    ).fetchall()
+    return [Project(path, count, updated) for path, count, updated in rows]
 
 
 def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:

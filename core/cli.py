@@ -254,19 +254,30 @@ def search_command(
 @cli.command()
 @click.option("--source", type=click.Choice([s.value for s in Source if s is not Source.MEMORY]))
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1))
+@click.option("--project", help="Only sessions whose working directory contains this.")
 @click.option("--filter", "text", help="Only sessions whose title, key, project or id match.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def sessions(
-    ctx: click.Context, source: str | None, limit: int, text: str | None, as_json: bool
+    ctx: click.Context,
+    source: str | None,
+    limit: int,
+    project: str | None,
+    text: str | None,
+    as_json: bool,
 ) -> None:
     """List sessions, newest first."""
-    rows = list_sessions(_open(ctx).db, source=source, text=text, limit=limit)
+    rows = list_sessions(
+        _open(ctx).db, source=source, project_contains=project, text=text, limit=limit
+    )
     if as_json:
         _print_json([row.to_json() for row in rows])
         return
     if not rows:
-        err.print("No sessions yet. Run `clawback ingest` (or `clawback demo`).")
+        if source or project or text:
+            err.print("No sessions match.")
+        else:
+            err.print("No sessions yet. Run `clawback ingest` (or `clawback demo`).")
         return
     for row in rows:
         when = (row.updated_at or "")[:16].replace("T", " ")

@@ -20,7 +20,9 @@ from typing import Any, get_type_hints
 import tomli_w
 
 from .errors import ConfigError
+from .model import Role, Source
 from .paths import PRIVATE_FILE, Paths
+from .timeutil import normalize_ts
 
 
 def setting(default: Any, doc: str) -> Any:
@@ -93,6 +95,16 @@ class UIConfig:
     theme: str = setting("clawback-dark", "Theme of the terminal app.")
     show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
     search_limit: int = setting(50, "Live search results shown.")
+    show_sessions: bool = setting(True, "Show the sessions list beside the transcript.")
+    sessions_source: str = setting("", "Sessions list: only this source; empty for all.")
+    sessions_project: str = setting(
+        "", "Sessions list: only this project (its working directory); empty for all."
+    )
+    search_source: str = setting("", "Live search: only this source; empty for any.")
+    search_role: str = setting("", "Live search: only this role; empty for any.")
+    search_since: str = setting("", "Live search: only entries on or after this YYYY-MM-DD.")
+    search_until: str = setting("", "Live search: only entries before this YYYY-MM-DD.")
+    search_this_session: bool = setting(False, "Live search: only the open session.")
 
 
 @dataclass
@@ -202,6 +214,19 @@ def _validate(config: Config, fail: Any) -> None:
     ):
         if getattr(getattr(config, section), key) <= 0:
             raise fail("must be positive", section, key)
+    # The app writes these as filters change; a hand edit is checked as strictly as any other.
+    listed = [s.value for s in Source if s is not Source.MEMORY]
+    for key, allowed in (
+        ("sessions_source", listed),
+        ("search_source", [s.value for s in Source]),
+        ("search_role", [r.value for r in Role]),
+    ):
+        if getattr(config.ui, key) not in ("", *allowed):
+            raise fail(f"must be empty or one of {', '.join(allowed)}", "ui", key)
+    for key in ("search_since", "search_until"):
+        day = getattr(config.ui, key)
+        if day and normalize_ts(day) is None:
+            raise fail("must be empty or a date (YYYY-MM-DD)", "ui", key)
 
 
 def load_config(path: Path) -> Config:
@@ -251,12 +276,22 @@ def save_config(config: Config, path: Path) -> None:
 
 def update_setting(paths: Paths, dotted: str, value: Any) -> Config:
     """Change one setting in ``config.toml`` (used by the app to persist choices)."""
+    return update_settings(paths, {dotted: value})
+
+
+def update_settings(paths: Paths, changes: dict[str, Any]) -> Config:
+    """Change several settings in one read and one write, so a pane's filters save together.
+
+    The file is read afresh, so edits made by hand since the app started are kept; a value the
+    file could not hold raises :class:`ConfigError` and nothing is written.
+    """
     config = load_config(paths.config)
-    section, _, key = dotted.partition(".")
     data = config.to_dict()
-    if section not in data or key not in data[section]:
-        raise ConfigError(f"{paths.config}: {dotted}: unknown setting")
-    data[section][key] = value
+    for dotted, value in changes.items():
+        section, _, key = dotted.partition(".")
+        if section not in data or key not in data[section]:
+            raise ConfigError(f"{paths.config}: {dotted}: unknown setting")
+        data[section][key] = value
     new = parse_config(data, path=paths.config)
     save_config(new, paths.config)
     return new

@@ -113,3 +113,27 @@ def test_demo_sessions_show_health(tmp_path: Path) -> None:
     assert "claude_path" in health
     convs = json.loads(run("conversations", "--json", home=home).stdout)
     assert convs and {"id", "status", "message_count", "session_id"} <= set(convs[0])
+
+
+def test_sessions_narrowed_to_a_project(tmp_path: Path) -> None:
+    result = run("demo", "--ingest-only", home=tmp_path)
+    assert result.returncode == 0, result.stderr
+    home = Path(result.stdout.strip())
+    everything = json.loads(run("sessions", "--json", home=home).stdout)
+    result = run("sessions", "--project", "projects/clawback", "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    narrowed = json.loads(result.stdout)
+    assert {s["title"] for s in narrowed} == {
+        "Choosing the search index",
+        "Textual layout bug in the sidebar",
+    }
+    assert set(narrowed[0]) == set(everything[0])  # the same shape as without the flag
+    assert {s["cwd"] for s in narrowed} == {"/home/demo/projects/clawback"}
+    both = run("sessions", "--project", "demo", "--source", "openclaw", "--json", home=home)
+    assert {s["title"] for s in json.loads(both.stdout)} == {
+        "Trip planning with Alice",
+        "Weekly review",
+    }
+    nothing = run("sessions", "--project", "no-such-project", home=home)
+    assert nothing.returncode == 0 and nothing.stdout == ""
+    assert nothing.stderr.strip() == "No sessions match."

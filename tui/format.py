@@ -7,7 +7,9 @@ and the search results. Styles name theme variables only, never literal colours.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
+from clawback.core.archive import project_name
 from clawback.core.search import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
 from textual.content import Content
@@ -33,6 +35,39 @@ def local_time(ts: str | None, *, with_date: bool = True) -> str:
         return ""
     local = moment.astimezone()
     return local.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M")
+
+
+def local_date(ts: str | None) -> str:
+    """An index timestamp as its local day: enough to place a session in a narrow list."""
+    return local_time(ts)[:10]
+
+
+def project_labels(paths: Iterable[str]) -> dict[str, str]:
+    """Each project by its folder's name, with as much of the parent path as it takes to tell
+    two projects of one name apart (``work/api`` and ``home/api``)."""
+    parts = {path: [p for p in re.split(r"[\\/]+", path) if p] or [path] for path in paths}
+    depth = dict.fromkeys(parts, 1)
+    while True:
+        labels = {path: "/".join(parts[path][-depth[path] :]) for path in parts}
+        seen: dict[str, list[str]] = {}
+        for path, label in labels.items():
+            seen.setdefault(label, []).append(path)
+        clashing = [
+            path
+            for group in seen.values()
+            if len(group) > 1
+            for path in group
+            if depth[path] < len(parts[path])
+        ]
+        if not clashing:
+            return labels
+        for path in clashing:
+            depth[path] += 1
+
+
+def project_label(cwd: str | None) -> str:
+    """A session's project as its row names it; blank when it ran in no folder."""
+    return project_name(cwd) if cwd else ""
 
 
 def marked_snippet(snippet: str) -> Content:

@@ -17,11 +17,14 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 from clawback.core import archive
+from clawback.core.config import update_settings
 from clawback.core.context import Clawback
 from clawback.core.db import connect
+from clawback.core.errors import ConfigError
 from clawback.core.ingest import IngestStats, Progress
 from clawback.core.memory_files import Workspace
 from clawback.core.search import SearchFilters, SearchResults, search
@@ -67,6 +70,8 @@ class Store:
         self.config = clawback.config
         self.workspace = Workspace(clawback.workspace)
         self._write_lock = threading.Lock()
+        self._settings_lock = threading.Lock()
+        self._settings_problem: str | None = None  # the config error already reported
         self._browse = _Reader(clawback.paths.database)
         self._search = _Reader(clawback.paths.database)
         self._search_ids = itertools.count(1)
@@ -75,14 +80,26 @@ class Store:
     # -- reads --------------------------------------------------------------------------------
 
     def sessions(
-        self, *, source: str | None, text: str | None, limit: int, offset: int = 0
+        self,
+        *,
+        source: str | None,
+        text: str | None,
+        limit: int,
+        offset: int = 0,
+        project: str | None = None,
     ) -> list[archive.SessionSummary]:
         with self._browse.use() as db:
-            return archive.list_sessions(db, source=source, text=text, limit=limit, offset=offset)
+            return archive.list_sessions(
+                db, source=source, project=project, text=text, limit=limit, offset=offset
+            )
 
-    def count_sessions(self, source: str | None = None) -> int:
+    def count_sessions(self, source: str | None = None, project: str | None = None) -> int:
         with self._browse.use() as db:
-            return archive.count_sessions(db, source)
+            return archive.count_sessions(db, source, project)
+
+    def projects(self) -> list[archive.Project]:
+        with self._browse.use() as db:
+            return archive.projects(db)
 
     def session(self, session_id: str) -> archive.SessionSummary:
         with self._browse.use() as db:
@@ -123,6 +140,36 @@ class Store:
     def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
         with self._write_lock:
             return self.clawback.ingest_changed(changed, deleted=deleted)
+
+    def save_settings(self, changes: Callable[[], dict[str, Any]]) -> None:
+        """Persist settings the app changed (filters, ...) to ``config.toml``.
+
+        ``changes`` is called once the save's turn comes, so of several saves racing in
+        workers the last to run writes the newest choice, whatever order they started in.
+        Saves are serialised (two at once would each write the file without the other's
+        change), and only values that differ from what the app last saved are written. A broken
+        config file is reported once (the worker's failure becomes a notification), not at
+        every change.
+        """
+        with self._settings_lock:
+            pending = {k: v for k, v in changes().items() if self._setting(k) != v}
+            if not pending:
+                return
+            try:
+                saved = update_settings(self.paths, pending)
+            except ConfigError as exc:
+                if str(exc) == self._settings_problem:
+                    return
+                self._settings_problem = str(exc)
+                raise
+            self._settings_problem = None
+            for dotted in pending:  # only these: other in-memory settings may differ on purpose
+                section, _, key = dotted.partition(".")
+                setattr(getattr(self.config, section), key, getattr(getattr(saved, section), key))
+
+    def _setting(self, dotted: str) -> Any:
+        section, _, key = dotted.partition(".")
+        return getattr(getattr(self.config, section), key, None)
 
     def save_memory(self, name: str, text: str) -> Path:
         """Save a memory file (atomic, ``.bak`` kept) and re-index it before returning."""

@@ -1,17 +1,21 @@
-"""Browsing: the session list, opening a transcript, folds, sub-agents, export, paging."""
+"""Browsing: the session list, its source and project filters (saved to config.toml),
+opening a transcript, folds, sub-agents, export, paging."""
 
 from __future__ import annotations
 
 import sqlite3
+import tomllib
 from pathlib import Path
 
+from clawback.core.config import update_setting
+from clawback.core.context import Clawback
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.sessions import PAGE, SessionList, SessionsPane
-from clawback.tui.panes.transcript import PAGE as TRANSCRIPT_PAGE
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.screens.dialogs import PromptScreen
 from clawback.tui.widgets.message_view import MessageView
-from textual.widgets import Input
+from clawback.tui.widgets.message_window import PAGE as TRANSCRIPT_PAGE
+from textual.widgets import Input, OptionList, Select, Static
 
 from .conftest import SIZE
 from .pilot import settle
@@ -61,6 +65,120 @@ async def test_filter_box_narrows_the_list(tui: ClawbackApp) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert len(titles(tui)) == 6
+        await pilot.press("f", *"project:claw search")  # project: narrows by folder
+        await settle(pilot)
+        assert titles(tui) == ["Choosing the search index"]
+
+
+CLAWBACK = "/home/demo/projects/clawback"
+CLAWBACK_TITLES = ["Textual layout bug in the sidebar", "Choosing the search index"]
+
+
+def details(app: ClawbackApp) -> list[str]:
+    return [str(o.prompt).split("\n")[1] for o in app.query_one(SessionList).options]
+
+
+async def choose_project(app: ClawbackApp, pilot, label: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the project picker with its key and pick ``label`` with the cursor keys."""
+    await pilot.press("p")
+    await settle(pilot)
+    select = app.query_one("#session-project", Select)
+    assert select.expanded
+    labels = [str(prompt) for prompt, _ in select._options]
+    overlay = select.query_one(OptionList)  # opens on the current choice
+    assert overlay.highlighted is not None
+    steps = labels.index(label) - overlay.highlighted
+    await pilot.press(*["down" if steps > 0 else "up"] * abs(steps), "enter")
+    await settle(pilot)
+
+
+async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert len(titles(app)) == 6
+        assert details(app)[titles(app).index("Deploy pipeline for the website")].endswith(
+            "· website"
+        )  # every row names its project
+        select = app.query_one("#session-project", Select)
+        assert [str(prompt) for prompt, _ in select._options] == [
+            "All projects",
+            "demo (2)",
+            "website (1)",
+            "clawback (2)",
+        ]
+        await choose_project(app, pilot, "clawback (2)")
+        assert titles(app) == CLAWBACK_TITLES
+        assert all(line.endswith("· clawback") for line in details(app))
+        assert isinstance(app.focused, SessionList)  # back to browsing the narrowed list
+        assert str(app.query_one("#sessions-status", Static).render()) == "2 sessions"
+        await pilot.press("s", "s")  # All sources -> clawback -> Claude Code
+        await settle(pilot)
+        assert titles(app) == CLAWBACK_TITLES
+    saved = tomllib.loads(demo_app.paths.config.read_text())["ui"]
+    assert saved == {"sessions_project": CLAWBACK, "sessions_source": "claude-code"}
+
+    reopened = Clawback.open(demo_app.paths.home)
+    again = make_app(reopened, watch=False)
+    try:
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            pane = again.query_one(SessionsPane)
+            assert (pane.source, pane.project) == ("claude-code", CLAWBACK)
+            assert titles(again) == CLAWBACK_TITLES
+            assert again.query_one("#session-project", Select).value == CLAWBACK
+            assert again.query_one("#session-source", Select).value == "claude-code"
+            await choose_project(again, pilot, "All projects")
+            assert len(titles(again)) == 3  # every Claude Code session
+    finally:
+        reopened.close()
+    assert "sessions_project" not in tomllib.loads(demo_app.paths.config.read_text())["ui"]
+
+
+async def test_new_sessions_update_the_project_counts(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        with sqlite3.connect(tui.store.paths.database) as conn:
+            conn.execute(
+                "INSERT INTO sessions (id, source, title, cwd, updated_at, entry_count)"
+                " VALUES ('fresh', 'claude-code', 'A fresh idea', '/srv/lab', '2030-01-01', 1)"
+            )
+        tui.query_one(SessionsPane).archive_changed()  # as the watcher does after an ingest
+        await settle(pilot)
+        assert titles(tui)[0] == "A fresh idea"
+        labels = [str(prompt) for prompt, _ in tui.query_one("#session-project", Select)._options]
+        assert labels[:2] == ["All projects", "lab (1)"]
+
+
+async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_app) -> None:  # type: ignore[no-untyped-def]
+    update_setting(demo_app.paths, "ui.sessions_project", "/home/demo/projects/retired")
+    reopened = Clawback.open(demo_app.paths.home)
+    app = make_app(reopened, watch=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert len(titles(app)) == 6
+            assert app.query_one(SessionsPane).project is None
+            assert app.query_one("#session-project", Select).value == ""
+            (notice,) = [n.message for n in app._notifications]
+            assert "/home/demo/projects/retired" in notice and "all projects" in notice
+    finally:
+        reopened.close()
+    saved = tomllib.loads(demo_app.paths.config.read_text())["ui"]
+    assert saved["sessions_project"] == "/home/demo/projects/retired"  # the choice is kept
+
+
+async def test_a_broken_config_file_is_reported_once(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tui.store.paths.config.write_text("[ui\n")  # broken by hand while the app runs
+        await choose_project(tui, pilot, "website (1)")
+        assert titles(tui) == ["Deploy pipeline for the website"]  # the choice still applies
+        await choose_project(tui, pilot, "demo (2)")
+        errors = [n for n in tui._notifications if n.severity == "error"]
+        assert len(errors) == 1
+        assert "invalid TOML" in errors[0].message and "config.toml" in errors[0].message
+    assert tui.store.paths.config.read_text() == "[ui\n"
 
 
 async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
-"""Live search: results as you type, stale results dropped, Enter jumps to the message."""
+"""Live search: results as you type, stale results dropped, Enter jumps to the message, and
+the filters kept in config.toml for the next start."""
 
 from __future__ import annotations
 
+import tomllib
+
+from clawback.core.context import Clawback
 from clawback.core.search import SearchResults
-from clawback.tui.app import ClawbackApp
+from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.search import SearchPane, as_you_type, too_short
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.message_view import MessageView
-from textual.widgets import ContentSwitcher, Input, OptionList, Select, Static
+from textual.widgets import Checkbox, ContentSwitcher, Input, OptionList, Select, Static
 
 from .conftest import SIZE
 from .pilot import settle
@@ -94,3 +98,57 @@ async def test_short_prefixes_wait_for_more_letters(tui: ClawbackApp) -> None:
         await pilot.press("f")
         await settle(pilot)
         assert pane.query_one("#search-results", OptionList).option_count >= 1
+
+
+async def test_search_filters_are_kept_for_the_next_start(demo_app) -> None:  # type: ignore[no-untyped-def]
+    def saved() -> dict[str, object]:
+        return dict(tomllib.loads(demo_app.paths.config.read_text()).get("ui", {}))
+
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = app.query_one(SearchPane)
+        pane.query_one("#search-source", Select).value = "claude-code"
+        pane.query_one("#search-role", Select).value = "assistant"
+        pane.query_one("#search-since", Input).focus()
+        await pilot.press(*"2026-11-1")
+        await settle(pilot)
+        assert "search_since" not in saved()  # half a date is never written
+        await pilot.press("9")
+        await pilot.press("ctrl+t")  # this session only
+        await settle(pilot)
+    assert saved() == {
+        "search_source": "claude-code",
+        "search_role": "assistant",
+        "search_since": "2026-11-19",
+        "search_this_session": True,
+    }
+
+    reopened = Clawback.open(demo_app.paths.home)
+    again = make_app(reopened, watch=False)
+    try:
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("ctrl+f")
+            await settle(pilot)
+            pane = again.query_one(SearchPane)
+            assert pane.query_one("#search-source", Select).value == "claude-code"
+            assert pane.query_one("#search-role", Select).value == "assistant"
+            assert pane.query_one("#search-since", Input).value == "2026-11-19"
+            assert pane.query_one("#search-this-session", Checkbox).value is True
+            opened = again.query_one(TranscriptPane).session
+            assert opened is not None  # the newest session opens at start: "this session"
+            filters = pane.filters()
+            assert (filters.source, filters.role, filters.since, filters.until) == (
+                "claude-code",
+                "assistant",
+                "2026-11-19",
+                None,
+            )
+            assert filters.session_id == opened.id
+            await pilot.press("ctrl+t")  # changed again: saved again
+            await settle(pilot)
+    finally:
+        reopened.close()
+    assert "search_this_session" not in saved() and saved()["search_role"] == "assistant"

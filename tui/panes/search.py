@@ -4,15 +4,20 @@ Each query runs in an exclusive thread worker (SQLite blocks), so a new keystrok
 previous worker and interrupts its query. Cancellation alone cannot stop a thread that has
 already finished, so every query also carries a generation number and results older than the
 newest query are dropped: stale results never overwrite newer ones.
+
+The filters (source, role, dates, this session only) are saved to ``config.toml`` as they
+change, in a worker, so the next start searches the way the last one did.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 from clawback.core.errors import ClawbackError
 from clawback.core.search import SearchFilters, SearchHit, SearchResults
+from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -63,6 +68,11 @@ def too_short(query: str) -> bool:
     )
 
 
+def _choice(value: str, choices: list[tuple[str, str]]) -> str:
+    """``value`` if it is one of ``choices``, else "any": a stale setting never breaks search."""
+    return value if value in {v for _, v in choices} else ""
+
+
 def hit_row(hit: SearchHit) -> Content:
     """Title and where it came from, then the snippet with its matches highlighted."""
     title = hit.session_title or hit.file
@@ -104,29 +114,55 @@ class SearchPane(Pane):
         self.current_session_id: str | None = None  # set by the app as sessions open
         self._generation = 0
         self._hits: list[SearchHit] = []
+        ui = store.config.ui
+        self._saved: dict[str, object] = {  # the filters as config.toml has (or will have) them
+            "ui.search_source": _choice(ui.search_source, SOURCE_CHOICES),
+            "ui.search_role": _choice(ui.search_role, ROLE_CHOICES),
+            "ui.search_since": ui.search_since,
+            "ui.search_until": ui.search_until,
+            "ui.search_this_session": ui.search_this_session,
+        }
 
     def compose(self) -> ComposeResult:
         yield Input(
             placeholder='Search every session…  words, "a phrase", prefix*', id="search-input"
         )
+        saved = self._saved
         with Horizontal(id="search-filters"):
             yield Select(
-                SOURCE_CHOICES, allow_blank=False, value="", id="search-source", compact=True
+                SOURCE_CHOICES,
+                allow_blank=False,
+                value=saved["ui.search_source"],
+                id="search-source",
+                compact=True,
             )
-            yield Select(ROLE_CHOICES, allow_blank=False, value="", id="search-role", compact=True)
+            yield Select(
+                ROLE_CHOICES,
+                allow_blank=False,
+                value=saved["ui.search_role"],
+                id="search-role",
+                compact=True,
+            )
             yield Input(
+                str(saved["ui.search_since"]),
                 placeholder="since date",
                 id="search-since",
                 compact=True,
                 tooltip="Only entries on or after this day (YYYY-MM-DD)",
             )
             yield Input(
+                str(saved["ui.search_until"]),
                 placeholder="until date",
                 id="search-until",
                 compact=True,
                 tooltip="Only entries before this day (YYYY-MM-DD)",
             )
-            yield Checkbox("This session", id="search-this-session", compact=True)
+            yield Checkbox(
+                "This session",
+                bool(saved["ui.search_this_session"]),
+                id="search-this-session",
+                compact=True,
+            )
         yield OptionList(id="search-results")
         yield Static("Type to search.", id="search-status")
 
@@ -154,6 +190,42 @@ class SearchPane(Pane):
             until=value("#search-until"),
             session_id=self.current_session_id if this_session else None,
         )
+
+    # -- saving the filters -------------------------------------------------------------------
+
+    @on(Select.Changed)
+    @on(Checkbox.Changed)
+    @on(Input.Changed, "#search-since, #search-until")
+    def _filters_changed(self) -> None:
+        wanted = self._wanted()
+        if wanted != self._saved:
+            self._saved = wanted
+            self.run_worker(
+                partial(self.store.save_settings, lambda: self._saved),
+                name="saving the search filters",
+                group="settings",
+                thread=True,
+                exit_on_error=False,
+            )
+
+    def _wanted(self) -> dict[str, object]:
+        """The filters as they would be saved; a date still being typed keeps the saved one."""
+
+        def chosen(selector: str) -> str:
+            value = self.query_one(selector, Select).value
+            return value if isinstance(value, str) else ""
+
+        def day(bound: str) -> object:
+            typed = self.query_one(f"#search-{bound}", Input).value.strip()
+            return typed if not typed or normalize_ts(typed) else self._saved[f"ui.search_{bound}"]
+
+        return {
+            "ui.search_source": chosen("#search-source"),
+            "ui.search_role": chosen("#search-role"),
+            "ui.search_since": day("since"),
+            "ui.search_until": day("until"),
+            "ui.search_this_session": self.query_one("#search-this-session", Checkbox).value,
+        }
 
     # -- running queries ----------------------------------------------------------------------
 

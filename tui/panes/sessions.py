@@ -1,16 +1,19 @@
-"""The sessions pane: every session, newest first, narrowed by a filter box and a source.
+"""The sessions pane: every session, newest first, narrowed by a filter box, a source and a
+project.
 
 It must stay smooth with tens of thousands of sessions, so it never builds a widget per
 session: rows are options of one virtualised :class:`OptionList`, fetched a page at a time in a
-thread worker as the cursor or the scrollbar nears the end of what is loaded.
+thread worker as the cursor or the scrollbar nears the end of what is loaded. The source and
+project chosen are saved to ``config.toml`` (in a worker) so the next start opens with them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from functools import partial
+from typing import ClassVar, NamedTuple
 
-from clawback.core.archive import SessionSummary
+from clawback.core.archive import Project, SessionSummary
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,13 +24,25 @@ from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
 
-from ..format import SOURCES, local_time, plural, source_label
+from ..format import SOURCES, local_date, plural, project_label, project_labels, source_label
 from ..store import Store
 from ..widgets.ingest_progress import IngestProgress
 from ..widgets.pane import Pane, stylesheet
 
 PAGE = 200
-SOURCE_CHOICES = [("All sources", ""), *((label, key) for key, label in SOURCES.items())]
+SOURCE_CHOICES = [
+    ("All sources", ""),
+    *((label, key) for key, label in SOURCES.items() if key != "memory"),
+]
+ALL_PROJECTS = ("All projects", "")
+
+
+class Query(NamedTuple):
+    """What narrows the list, captured on the event loop for the worker that fetches it."""
+
+    text: str
+    source: str | None
+    project: str | None
 
 
 class SessionList(OptionList):
@@ -49,14 +64,19 @@ class SessionList(OptionList):
 
 
 def session_row(session: SessionSummary) -> Content:
-    """Two lines: the title, then source · last activity · message count."""
+    """Two lines: the title, then source · last active · message count · project.
+
+    The project comes last so that in a narrow pane it is what gets cut short, not the facts
+    every row has.
+    """
     details = " · ".join(
         part
         for part in (
             source_label(session.source),
-            local_time(session.updated_at or session.started_at),
+            local_date(session.updated_at or session.started_at),
             plural(session.message_count, "msg"),
             "source deleted" if session.source_missing else "",
+            project_label(session.cwd),
         )
         if part
     )
@@ -69,6 +89,7 @@ class SessionsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "focus_filter", "Filter"),
         Binding("s", "cycle_source", "Source"),
+        Binding("p", "choose_project", "Project"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("down", "focus_list", "To list", show=False),
     ]
@@ -88,12 +109,31 @@ class SessionsPane(Pane):
         self._exhausted = False
         self._fetching = False  # a page is on its way (not Widget.loading: that blurs focus)
         self._first_page = True
+        ui = store.config.ui
+        # The saved choices apply from the first page on; the selects follow these, not lead.
+        known = {value for _, value in SOURCE_CHOICES}
+        self._source = ui.sessions_source if ui.sessions_source in known else ""
+        self._project = ui.sessions_project
+        self._projects: list[Project] | None = None  # None until loaded (after the first page)
 
     def compose(self) -> ComposeResult:
+        yield Input(placeholder="Filter sessions…  project:NAME", id="session-filter", compact=True)
         with Horizontal(id="session-filters"):
-            yield Input(placeholder="Filter sessions…", id="session-filter", compact=True)
             yield Select(
-                SOURCE_CHOICES, allow_blank=False, value="", id="session-source", compact=True
+                SOURCE_CHOICES,
+                allow_blank=False,
+                value=self._source,
+                id="session-source",
+                compact=True,
+                tooltip="Only sessions from this source (s cycles)",
+            )
+            yield Select(
+                self._project_choices(),
+                allow_blank=False,
+                value=self._project,
+                id="session-project",
+                compact=True,
+                tooltip="Only sessions run in this project's folder (p)",
             )
         yield SessionList(id="session-list")
         yield Static("", id="sessions-empty")
@@ -115,30 +155,41 @@ class SessionsPane(Pane):
 
     @property
     def source(self) -> str | None:
-        value = self.query_one("#session-source", Select).value
-        return value if isinstance(value, str) and value else None
+        return self._source or None
+
+    @property
+    def project(self) -> str | None:
+        """The chosen project's folder (as :func:`~clawback.core.archive.projects` lists it)."""
+        return self._project or None
 
     def reload(self, *, keep_loaded: bool = False) -> None:
         """Load the list again from the top (live updates keep as many rows as were loaded)."""
         self._generation += 1
         self._fetching = True
         limit = max(PAGE, self._loaded) if keep_loaded else PAGE
-        self._fetch_first(self._generation, limit, self.filter_text, self.source)
+        self._fetch_first(self._generation, limit, self._query())
+
+    def _query(self) -> Query:
+        return Query(self.filter_text, self.source, self.project)
 
     @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
-    def _fetch_first(self, generation: int, limit: int, text: str, source: str | None) -> None:
-        self._fetch(generation, 0, limit, text, source)
+    def _fetch_first(self, generation: int, limit: int, query: Query) -> None:
+        self._fetch(generation, 0, limit, query)
 
     @work(thread=True, exclusive=True, group="sessions-more", exit_on_error=False)
-    def _fetch_more(self, generation: int, offset: int, text: str, source: str | None) -> None:
-        self._fetch(generation, offset, PAGE, text, source)
+    def _fetch_more(self, generation: int, offset: int, query: Query) -> None:
+        self._fetch(generation, offset, PAGE, query)
 
-    def _fetch(
-        self, generation: int, offset: int, limit: int, text: str, source: str | None
-    ) -> None:
-        """Runs in a worker thread: one page of rows (and the total, when unfiltered)."""
-        rows = self.store.sessions(source=source, text=text or None, limit=limit, offset=offset)
-        total = None if text else self.store.count_sessions(source)
+    def _fetch(self, generation: int, offset: int, limit: int, query: Query) -> None:
+        """Runs in a worker thread: one page of rows (and the total, when not typed into)."""
+        rows = self.store.sessions(
+            source=query.source,
+            project=query.project,
+            text=query.text or None,
+            limit=limit,
+            offset=offset,
+        )
+        total = None if query.text else self.store.count_sessions(query.source, query.project)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, generation, offset, limit, rows, total)
 
@@ -163,6 +214,8 @@ class SessionsPane(Pane):
             if self._first_page and ids:  # open the newest session: something to read at once
                 self.post_message(self.SessionChosen(ids[0], False))
             self._first_page = not ids
+            if self._projects is None:  # after the first page, so it never delays the list
+                self._load_projects()
         else:
             listing.add_options(options)
         self._loaded = offset + len(rows)
@@ -177,11 +230,16 @@ class SessionsPane(Pane):
         empty = shown == 0
         self.set_class(empty, "-empty")
         if empty:
-            hint = (
-                f"No session matches “{self.filter_text}”."
-                if self.filter_text or self.source
-                else "No sessions yet.\nCtrl+P → “Ingest sources” indexes them."
-            )
+            if self.filter_text:
+                hint = f"No session matches “{self.filter_text}”."
+            elif self.source or self.project:
+                where = [
+                    "from this source" if self.source else "",
+                    "in this project" if self.project else "",
+                ]
+                hint = f"No sessions {' '.join(w for w in where if w)}."
+            else:
+                hint = "No sessions yet.\nCtrl+P → “Ingest sources” indexes them."
             self.query_one("#sessions-empty", Static).update(hint)
 
     @on(SessionList.NearedEnd)
@@ -189,14 +247,80 @@ class SessionsPane(Pane):
         if self._exhausted or self._fetching or self._loaded == 0:
             return
         self._fetching = True
-        self._fetch_more(self._generation, self._loaded, self.filter_text, self.source)
+        self._fetch_more(self._generation, self._loaded, self._query())
+
+    # -- projects -----------------------------------------------------------------------------
+
+    def _project_choices(self) -> list[tuple[str, str]]:
+        """The picker's options: all projects, then each with its count, newest active first.
+
+        Until the list is loaded, the saved project is offered alone, so the picker can show
+        it from the first frame.
+        """
+        projects = self._projects or []
+        labels = project_labels(p.path for p in projects)
+        choices = [
+            ALL_PROJECTS,
+            *((f"{labels[p.path]} ({p.sessions:,})", p.path) for p in projects),
+        ]
+        if self._project and self._projects is None:
+            choices.append((project_label(self._project), self._project))
+        return choices
+
+    @work(thread=True, exclusive=True, group="projects", exit_on_error=False)
+    def _load_projects(self) -> None:
+        projects = self.store.projects()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_projects, projects)
+
+    def _show_projects(self, projects: list[Project]) -> None:
+        select = self.query_one("#session-project", Select)
+        if select.expanded:
+            return  # never reshuffle a list someone is choosing from; counts catch up later
+        self._projects = projects
+        if self._project and self._project not in {p.path for p in projects}:
+            # Gone from the archive (or not indexed yet): show everything, but keep the saved
+            # choice in config.toml, as a missing theme does.
+            self.app.notify(
+                f"No sessions in {self._project} now; showing all projects.",
+                title="Sessions",
+                severity="warning",
+            )
+            self._project = ""
+            self.reload()
+        select.set_options(self._project_choices())  # resets to the first option, so:
+        select.value = self._project
 
     # -- events -------------------------------------------------------------------------------
 
     @on(Input.Changed, "#session-filter")
-    @on(Select.Changed, "#session-source")
     def _filter_changed(self) -> None:
         self.reload()
+
+    @on(Select.Changed, "#session-source")
+    @on(Select.Changed, "#session-project")
+    def _choice_changed(self, event: Select.Changed) -> None:
+        # Compare with the pane's own state, not the message: set_options posts a Changed for
+        # its reset before the value is put back, and those must not count as choices.
+        value = event.select.value if isinstance(event.select.value, str) else ""
+        attribute = "_source" if event.select.id == "session-source" else "_project"
+        if value == getattr(self, attribute):
+            return
+        setattr(self, attribute, value)
+        self.reload()
+        self.run_worker(
+            partial(self.store.save_settings, self._saved_choices),
+            name="saving the session filters",
+            group="settings",
+            thread=True,
+            exit_on_error=False,
+        )
+        if event.select.has_focus_within:  # chosen from its list: back to browsing
+            self.action_focus_list()
+
+    def _saved_choices(self) -> dict[str, object]:
+        """Read when the save runs, so of several saves racing, the last writes the latest."""
+        return {"ui.sessions_source": self._source, "ui.sessions_project": self._project}
 
     @on(Input.Submitted, "#session-filter")
     def action_focus_list(self) -> None:
@@ -221,6 +345,11 @@ class SessionsPane(Pane):
         self.query_one("#session-filter", Input).value = ""
         self.action_focus_list()
 
+    def action_choose_project(self) -> None:
+        select = self.query_one("#session-project", Select)
+        select.focus()
+        select.action_show_overlay()
+
     def action_cycle_source(self) -> None:
         select = self.query_one("#session-source", Select)
         values = [value for _, value in SOURCE_CHOICES]
@@ -230,6 +359,8 @@ class SessionsPane(Pane):
     def archive_changed(self) -> None:
         """New sessions or entries were indexed: refresh in place, keeping the cursor."""
         self.reload(keep_loaded=True)
+        if self._projects is not None:  # new projects and counts (else the first page asks)
+            self._load_projects()
 
     def reveal(self, session_id: str) -> None:
         """Move the cursor to ``session_id`` if it is loaded (after opening it from search)."""
