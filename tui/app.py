@@ -38,6 +38,7 @@ class ClawbackApp(App[int]):
         Binding("slash", "show_pane('search')", "Search", show=False),
         Binding("f1,question_mark", "help", "Help"),
         Binding("f2", "show_pane('sessions')", "Sessions"),
+        Binding("ctrl+b", "toggle_sessions", "Sessions list", show=False),
         Binding("f3", "show_pane('transcript')", "Transcript"),
         Binding("f4", "show_pane('search')", "Search", show=False),
         Binding("f5", "show_pane('memory')", "Memory"),
@@ -65,9 +66,11 @@ class ClawbackApp(App[int]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.panes.sessions.display = self.store.config.ui.show_sessions
         self.themes.install(self)
         self.sub_title = TranscriptPane.TITLE
-        self.panes.sessions.focus_default()
+        start = self.panes.sessions if self.panes.sessions.display else self.panes.transcript
+        start.focus_default()
         background.start(self)
 
     def on_unmount(self) -> None:
@@ -77,6 +80,8 @@ class ClawbackApp(App[int]):
 
     async def action_show_pane(self, name: str, focus: bool = True) -> None:
         pane: Pane = getattr(self.panes, name)
+        if name == "sessions" and not pane.display:
+            self.action_toggle_sessions()
         switcher = self.query_one("#main", ContentSwitcher)
         await self.panes.mount(pane, switcher)
         if name != "sessions" and switcher.current != name:
@@ -85,6 +90,19 @@ class ClawbackApp(App[int]):
             switcher.current, self.sub_title = name, pane.TITLE
         if focus:
             pane.focus_default()
+
+    def action_toggle_sessions(self) -> None:
+        """Hide or show the sessions list (more room for a transcript); remembered."""
+        sessions = self.panes.sessions
+        sessions.display = shown = not sessions.display
+        if not shown and sessions.has_focus_within:
+            self.panes.transcript.focus_default()
+        self.run_worker(
+            lambda: self.store.save_settings(lambda: {"ui.show_sessions": shown}),
+            name="saving the panes shown",
+            thread=True,
+            exit_on_error=False,
+        )
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self))  # its own keys close it, so it never stacks

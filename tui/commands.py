@@ -33,6 +33,11 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Go to chat", "The chat input under the open transcript (F7)", app.action_chat
     )
     yield SystemCommand(
+        "Show or hide the sessions list",
+        "More room for the transcript; remembered (Ctrl+B)",
+        app.action_toggle_sessions,
+    )
+    yield SystemCommand(
         "New chat session", "Start a native chat session (Ctrl+N)", app.action_new_chat
     )
     yield SystemCommand(

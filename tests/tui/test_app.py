@@ -128,3 +128,22 @@ async def test_a_failing_worker_becomes_a_notification(tui: ClawbackApp) -> None
         errors = [n for n in tui._notifications if n.severity == "error"]
         assert errors and "no session 'no-such-session'" in errors[-1].message
         assert "NotFoundError" not in errors[-1].message  # a user-facing error reads as one
+
+
+async def test_hiding_the_sessions_list_is_remembered(demo_app) -> None:  # type: ignore[no-untyped-def]
+    tui = make_app(demo_app, watch=False)
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+        assert not tui.query_one(SessionsPane).display
+        assert tui.focused is not None and not tui.query_one(SessionsPane).has_focus_within
+    saved = tomllib.loads(demo_app.paths.config.read_text("utf-8"))
+    assert saved["ui"]["show_sessions"] is False
+
+    again = make_app(demo_app, watch=False)  # the next start opens without it...
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not again.query_one(SessionsPane).display
+        await pilot.press("f2")  # ...until asked for
+        assert again.query_one(SessionsPane).display

@@ -261,6 +261,8 @@ class ChatDock(Vertical):
         )
 
     def _end(self, text: str, failure: str | None) -> None:
+        if not self.is_mounted:
+            return  # the app is closing: the message is on disk already
         self.busy = False
         self.remove_class("-busy")
         if self._spinner is not None:
