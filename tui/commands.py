@@ -64,6 +64,21 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         lambda: background.ingest(app),
     )
 
+    sessions = app.panes.sessions
+
+    async def in_sessions(action: str) -> None:
+        await app.action_show_pane("sessions")
+        getattr(sessions, f"action_{action}")()
+
+    yield SystemCommand(
+        "Sessions of a project", "Pick a project to list (p)", lambda: in_sessions("choose_project")
+    )
+    yield SystemCommand(
+        "Sessions of the next source",
+        "All, native, Claude Code, OpenClaw in turn (s)",
+        lambda: in_sessions("cycle_source"),
+    )
+
     transcript = app.panes.transcript
     if transcript.session is not None:
         yield SystemCommand(

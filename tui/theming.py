@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clawback.core.config import update_setting
 from clawback.themes import DEFAULT_THEME, LoadedThemes
 
 if TYPE_CHECKING:
@@ -38,8 +37,8 @@ class ThemeKeeper:
     def changed(self, app: ClawbackApp, name: str) -> None:
         if self.installed and name != self.saved:
             self.saved = name
-            app.run_worker(
-                lambda: update_setting(app.store.paths, "ui.theme", name),
+            app.run_worker(  # through the store, so it never races another setting's save
+                lambda: app.store.save_settings(lambda: {"ui.theme": name}),
                 name="saving the theme",
                 thread=True,
                 exit_on_error=False,

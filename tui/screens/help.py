@@ -25,7 +25,10 @@ EXTRA = {
         ("ctrl+q", "Quit"),
         ("tab", "Next control"),
     ],
-    "Sessions": [("enter", "Open the session's transcript"), ("type", "In the filter: narrow")],
+    "Sessions": [
+        ("enter", "Open the session's transcript"),
+        ("type", "In the filter: narrow (project:NAME for a project)"),
+    ],
     "Transcript": [
         ("enter", "Expand or fold a tool call / thinking"),
         ("pageup/pagedown", "Scroll"),
