@@ -20,6 +20,10 @@ and recorded as a flag. Between an existing fact ``A`` and a new one ``B`` (same
 * **UPDATE** when ``B`` is a more detailed version of ``A``: ``old_cover >= COVER`` (0.8),
   ``B`` has more tokens, and ``jaccard >= SIMILAR`` (0.4). ``A`` is replaced in place. A fact a
   person edited is never rewritten by a machine: the new one is added beside it instead.
+* A person's edit also outlives re-extraction: a machine fact drawn from the very message an
+  edited fact came from (same ``message_id``) that would UPDATE or SUPERSEDE it counts as
+  **NONE** (the person already corrected what that message said). Reindexing re-opens every
+  conversation, so without this the librarian's second pass would undo the correction.
 * **NONE** when ``B`` is already known: ``new_cover >= COVER`` and ``jaccard >= SIMILAR``.
 * **ADD** otherwise. A new fact is checked against the active facts of its type, most similar
   first; the first one any rule applies to decides. A fact with exactly the same tokens under
@@ -39,7 +43,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -295,6 +299,11 @@ def _clean(text: str | None) -> str:
     return " ".join(mask_secrets(text or "").split())
 
 
+def _same_source(fact: Fact, new: NewFact) -> bool:
+    """Both were drawn from the same message (facts without a message never match)."""
+    return fact.message_id is not None and fact.message_id == new.message_id
+
+
 def _check_type(kind: str) -> str:
     if kind not in FACT_TYPES:
         raise UsageError(f"unknown fact type {kind!r} (use {', '.join(FACT_TYPES)})")
@@ -440,6 +449,9 @@ class FactStore:
             comparison = _compare_tokens(tokens, incoming)
             if comparison.action is Action.ADD:
                 continue
+            if fact.edited and _same_source(fact, new) and comparison.action is not Action.NONE:
+                corrected = replace(comparison, action=Action.NONE, reason="corrected by hand")
+                return Decision(Action.NONE, fact, corrected)
             if comparison.action is Action.UPDATE and fact.edited:
                 # A person's wording is never rewritten by a machine: keep both.
                 return Decision(Action.ADD, fact, comparison)
@@ -484,11 +496,20 @@ class FactStore:
     # -- by hand ----------------------------------------------------------------------------
 
     def edit(self, fact_id: int, content: str, *, context: str | None = None) -> Fact:
-        """A person's correction, in place: ``edited`` is set and no rule second-guesses it."""
+        """A person's correction, in place: ``edited`` is set and no rule second-guesses it.
+
+        A superseded fact is history (what was true before): correcting it would change the
+        record, not the knowledge, so it is refused; edit the fact that replaced it.
+        """
         if not _clean(content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             fact = self.get(fact_id)
+            if fact.superseded_by is not None:
+                raise UsageError(
+                    f"fact {fact_id} is superseded by fact {fact.superseded_by}; "
+                    "edit that one instead"
+                )
             replacement = NewFact(
                 fact.type,
                 content,

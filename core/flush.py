@@ -10,6 +10,9 @@ diff they would make to ``memory/YYYY-MM-DD.md`` without writing anything;
 :meth:`MemoryFlush.apply` appends them, under a heading naming the session and the time and a
 link back to the session (a relative link to its transcript plus the ``clawback show`` command),
 re-indexes the file at once and records ``memory_flush_at`` / ``memory_flush_compaction_count``.
+A person may rewrite the notes before accepting them: :meth:`FlushProposal.with_notes` makes the
+proposal that writes their text instead (masked, under the same heading, the diff recomputed
+against the file as it is then).
 A flush that stored nothing (``NO_REPLY``) is recorded too, so it is not asked again in the same
 compaction cycle.
 
@@ -26,7 +29,7 @@ import difflib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,8 +122,9 @@ class FlushPolicy:
 class FlushProposal:
     """What a flush would write. ``notes`` is empty when the model said ``NO_REPLY``.
 
-    ``block`` is exactly what :meth:`MemoryFlush.apply` appends (heading, link, notes) and
-    ``diff`` the unified diff it makes to the file as it was when proposed.
+    ``block`` is exactly what :meth:`MemoryFlush.apply` appends (``heading``: the heading and
+    the link back to the session; then the notes) and ``diff`` the unified diff it makes to the
+    file as it was when proposed.
     """
 
     session_id: str
@@ -133,10 +137,29 @@ class FlushProposal:
     compaction_count: int
     model: str | None = None
     cost: float = 0.0
+    heading: str = ""
 
     @property
     def empty(self) -> bool:
         return not self.notes
+
+    def with_notes(self, text: str, *, current: str | None = None) -> FlushProposal:
+        """This proposal with ``text`` (a person's rewrite) as its notes; writes nothing.
+
+        The text is masked like the model's notes, since it is stored and indexed the same way,
+        and goes under the same heading. The diff is recomputed against ``current``, else the
+        target file as it is now: the person sees what their words, not the model's, would add.
+        Blank text gives an empty proposal, which :meth:`MemoryFlush.apply` does not write.
+        """
+        notes = mask_secrets(text.strip())
+        block = f"{self.heading}{notes}\n" if notes else ""
+        if current is None:
+            try:
+                current = self.target.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                current = ""
+        diff = _diff(current, block, self.target_name) if notes else ""
+        return replace(self, notes=notes, block=block, diff=diff)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,6 +173,18 @@ class FlushProposal:
             "created_at": self.created_at,
             "model": self.model,
         }
+
+
+def _diff(current: str, block: str, name: str) -> str:
+    """The unified diff appending ``block`` makes to the memory file ``name``."""
+    return "".join(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            _appended(current, block, Path(name).stem).splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
 
 
 def _appended(current: str, block: str, title: str) -> str:
@@ -217,22 +252,13 @@ class MemoryFlush:
         local = now.astimezone(engine.store.tz) if engine.store.tz else now.astimezone()
         name = self.workspace.daily_name(local.date())
         path = self.workspace.resolve(name)
-        block = self._block(session, notes, local, path) if notes else ""
-        diff = ""
-        if notes:
-            current = self._read(name)
-            diff = "".join(
-                difflib.unified_diff(
-                    current.splitlines(keepends=True),
-                    _appended(current, block, local.date().isoformat()).splitlines(keepends=True),
-                    fromfile=f"a/{name}",
-                    tofile=f"b/{name}",
-                )
-            )
+        heading = self._heading(session, local, path)
+        block = f"{heading}{notes}\n" if notes else ""
+        diff = _diff(self._read(name), block, name) if notes else ""
         return FlushProposal(
             session_id=session.id, notes=notes, target_name=name, target=path, block=block,
             diff=diff, created_at=format_ts(now), compaction_count=session.compaction_count,
-            model=model, cost=cost,
+            model=model, cost=cost, heading=heading,
         )  # fmt: skip
 
     def apply(self, proposal: FlushProposal) -> Path | None:
@@ -271,8 +297,9 @@ class MemoryFlush:
         except NotFoundError:
             return ""
 
-    def _block(self, session: ChatSession, notes: str, when: datetime, target: Path) -> str:
-        """The heading (session and time), the link back to the session, then the notes."""
+    @staticmethod
+    def _heading(session: ChatSession, when: datetime, target: Path) -> str:
+        """What the notes go under: the session and the time, then the link back to it."""
         name = session.label or session.key
         short = session.id[:8]
         link = os.path.relpath(session.transcript_path, target.parent)
@@ -280,5 +307,4 @@ class MemoryFlush:
             f"## {when:%H:%M} · {name} (session {short})\n\n"
             f"Memory flush from [session {short}]({Path(link).as_posix()})"
             f" · `clawback show {session.id}`\n\n"
-            f"{notes}\n"
         )

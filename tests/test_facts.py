@@ -354,3 +354,43 @@ def test_facts_from_before_migration_0005_are_kept(tmp_path: Path) -> None:
     assert store.get(1).source_ts is None
     assert store.add(NewFact("config", "Billing listens on port 5433")).previous_id == 1
     assert_fts_in_sync(store)
+
+
+def test_a_superseded_fact_cannot_be_edited(store: FactStore) -> None:
+    old = store.add(NewFact("config", "Billing listens on port 5432"))
+    new = store.add(NewFact("config", "Billing listens on port 5433"))
+    assert new.previous_id == old.fact_id
+    with pytest.raises(UsageError, match=f"superseded by fact {new.fact_id}; edit that one"):
+        store.edit(old.fact_id, "Billing listens on port 6432")
+    assert store.get(old.fact_id).content == "Billing listens on port 5432"
+    assert not store.get(old.fact_id).edited
+    assert_fts_in_sync(store)
+
+
+@pytest.mark.parametrize(
+    "extracted",
+    [
+        "Billing listens on port 5432",  # would supersede the correction (a number changed)
+        "Billing listens on port 5432 behind the pgbouncer pool",  # would update it
+        "Billing listens on port 6432",  # the correction itself: already known
+    ],
+)
+def test_re_extracting_the_same_message_keeps_a_hand_edit(store: FactStore, extracted: str) -> None:
+    first = NewFact("config", "Billing listens on port 5432", session_id="s1", message_id="m4")
+    fact_id = store.add(first).fact_id
+    store.edit(fact_id, "Billing listens on port 6432")
+    again = store.add(NewFact("config", extracted, session_id="s1", message_id="m4"))
+    assert again.action is Action.NONE and again.fact_id == fact_id
+    kept = store.get(fact_id)
+    assert kept.active and kept.edited and kept.content == "Billing listens on port 6432"
+    assert store.count(include_superseded=True) == 1
+
+
+def test_a_later_message_still_supersedes_a_hand_edit(store: FactStore) -> None:
+    fact_id = store.add(NewFact("config", "Billing listens on port 5432", message_id="m4")).fact_id
+    store.edit(fact_id, "Billing listens on port 6432")
+    later = store.add(NewFact("config", "Billing listens on port 7432", message_id="m9"))
+    assert later.action is Action.SUPERSEDE and later.previous_id == fact_id
+    assert store.get(fact_id).superseded_by == later.fact_id  # kept, as history
+    unsourced = store.add(NewFact("config", "Billing listens on port 8432"))
+    assert unsourced.action is Action.SUPERSEDE  # no message: never taken for the same one

@@ -239,3 +239,62 @@ async def test_secrets_in_the_notes_are_masked(
     assert written is not None
     text = Path(written).read_text()
     assert "sk-ant-" in text and "a1B2c3D4a1B2" not in text
+
+
+# ------------------------------------------------------------------------------- edited notes
+
+EDITED = "- Alice grows Green Zebra tomatoes now.\n- Next: compost from the co-op."
+
+
+async def test_edited_notes_replace_the_proposal_under_the_same_heading(
+    engine: ChatEngine, fake_claude: FakeClaude, app
+) -> None:
+    session = seed(engine, 4)
+    fake_claude.reply(NOTES)
+    flush = MemoryFlush(engine)
+    proposal = await flush.propose(session)
+    edited = proposal.with_notes(f"\n  {EDITED}  \n")
+    assert edited.notes == EDITED and edited.heading == proposal.heading
+    assert edited.block == proposal.block.replace(NOTES, EDITED)
+    assert "+- Alice grows Green Zebra tomatoes now.\n" in edited.diff
+    assert "Black Krim" not in edited.diff and "Black Krim" in proposal.diff  # a new object
+    assert not proposal.target.exists()  # revising writes nothing
+
+    written = flush.apply(edited)
+    assert written == proposal.target
+    text = proposal.target.read_text()
+    assert text.endswith(EDITED + "\n") and "Black Krim" not in text
+    assert f"## 10:00 · {KEY} (session {session.id[:8]})" in text
+    assert engine.store.require(session.id).memory_flush_at is not None
+
+
+async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
+    engine: ChatEngine, fake_claude: FakeClaude, app
+) -> None:
+    fake_claude.reply(NOTES)
+    proposal = await MemoryFlush(engine).propose(seed(engine, 2))
+    assert "+# 2026-05-01\n" in proposal.diff  # the file did not exist yet
+    proposal.target.parent.mkdir(parents=True)
+    proposal.target.write_text("# 2026-05-01\n\nWritten meanwhile.\n")
+    edited = proposal.with_notes(EDITED)
+    assert " Written meanwhile.\n" in edited.diff and "+# 2026-05-01\n" not in edited.diff
+    given = proposal.with_notes(EDITED, current="# 2026-05-01\n\nGiven.\n")
+    assert " Given.\n" in given.diff
+
+
+async def test_edited_notes_are_masked_and_blank_ones_write_nothing(
+    engine: ChatEngine, fake_claude: FakeClaude, app
+) -> None:
+    session = seed(engine, 2)
+    fake_claude.reply(NOTES)
+    flush = MemoryFlush(engine)
+    proposal = await flush.propose(session)
+    secret = "sk-ant-api03-" + "a1B2c3D4" * 8
+    masked = proposal.with_notes(f"- The deploy key is {secret}")
+    assert secret not in masked.notes and secret not in masked.block
+    assert secret not in masked.diff
+
+    blank = proposal.with_notes("  \n ")
+    assert blank.empty and blank.block == "" and blank.diff == ""
+    assert flush.apply(blank) is None
+    assert not proposal.target.exists()

@@ -19,10 +19,12 @@ from typing import Any
 
 from clawback.core.context import Clawback
 from clawback.core.demo import build_demo_home
+from clawback.core.demo.chat import SESSION_ID as DEMO_CHAT_SESSION
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from .app import ClawbackApp, make_app
+from .panes.compaction import LedgerRow
 
 SIZE = (130, 38)
 
@@ -45,6 +47,18 @@ async def press(pilot: Pilot[Any], *keys: str) -> None:
     await settle(pilot)
 
 
+async def compaction(pilot: Pilot[Any]) -> None:
+    """The demo's chat session (ledger row and facts), its compaction expanded, a fact picked."""
+    app = pilot.app
+    assert isinstance(app, ClawbackApp)
+    await app.action_show_compaction(DEMO_CHAT_SESSION)
+    await settle(pilot)
+    for row in app.query(LedgerRow):
+        row.collapsed = False
+    await settle(pilot)
+    await press(pilot, "e")  # the facts list, its first fact highlighted
+
+
 Scene = Callable[[Pilot[Any]], Awaitable[None]]
 
 SCENES: list[tuple[str, Scene]] = [
@@ -53,7 +67,7 @@ SCENES: list[tuple[str, Scene]] = [
     ("search-hit-opened", lambda pilot: press(pilot, "ctrl+f", *"soft threshold", "enter")),
     ("memory-editor", lambda pilot: press(pilot, "f5")),
     ("chat", lambda pilot: press(pilot, "enter", "r", "/", "c", "o")),
-    ("compaction", lambda pilot: press(pilot, "f6")),
+    ("compaction", compaction),
     ("help", lambda pilot: press(pilot, "f1")),
     ("command-palette", lambda pilot: press(pilot, "ctrl+p")),
 ]

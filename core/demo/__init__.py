@@ -2,7 +2,9 @@
 
 ``build_demo_home()`` copies it into a fresh throwaway home whose config points the Claude Code
 and OpenClaw sources at the copies (never at the user's real folders), then ingests it, so a new
-user can try search, browsing and memory editing without any data of their own.
+user can try search, browsing and memory editing without any data of their own. The native
+session is also a chat session with a compaction and knowledge facts (:mod:`.chat`), so the
+compaction pane shows real content too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from ..config import Config, save_config
 from ..context import Clawback
 from ..paths import Paths, ensure_private_dir
+from .chat import seed_chat_session
 
 
 def demo_data() -> Path:
@@ -40,6 +43,7 @@ def build_demo_home(home: Path | None = None) -> Path:
     app = Clawback.open(home)
     try:
         app.ingest_all()
+        seed_chat_session(app)
     finally:
         app.close()
     return home

@@ -1,19 +1,22 @@
 """The compaction pane: one chat session's memory lifecycle, run by hand and shown as it is.
 
 Token usage against the flush and compaction thresholds; "Flush memory now" (the proposed notes
-and the diff to the memory file, accepted or discarded); "Compact now" (the summary shown before
-it is committed, which then starts fact extraction); the compaction ledger, each row expanding to
-the messages it replaced; and the session's knowledge facts, superseded ones dimmed.
+and the diff to the memory file, accepted, edited first, or discarded); "Compact now" (the
+summary shown before it is committed, which then starts fact extraction); the compaction ledger,
+each row expanding to the messages it replaced; and the session's knowledge facts, superseded
+ones dimmed, each editable by hand (an edit is marked, and no extraction rewrites it).
 
-Nothing is written without the user confirming it in a dialog, and every read and write goes
-through the chat engine's thread (:mod:`..engine`), never the event loop.
+Nothing is written without the user confirming it in a dialog (an editor's Save counts; its
+Escape never writes), and every read and write goes through the chat engine's thread
+(:mod:`..engine`), never the event loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import partial
+from typing import TYPE_CHECKING, ClassVar
 
 from clawback.core.chat_sessions import ChatSession
 from clawback.core.compaction import (
@@ -24,16 +27,20 @@ from clawback.core.compaction import (
     compacted_messages,
     list_compactions,
 )
+from clawback.core.errors import UsageError
 from clawback.core.facts import Fact, FactStore
 from clawback.core.flush import FlushProposal, MemoryFlush
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Button, Collapsible, Static
+from textual.content import Content
+from textual.widgets import Button, Collapsible, OptionList, Static
+from textual.widgets.option_list import Option
 
 from ..format import local_time, plural
 from ..screens.dialogs import ChoiceScreen
+from ..screens.editor import EditorScreen
 from ..store import Store
 from ..widgets.context_meter import ContextMeter, Usage
 from ..widgets.pane import Pane, stylesheet
@@ -96,12 +103,52 @@ class LedgerRow(Collapsible):
         self.app.call_from_thread(target.update, text)
 
 
+def fact_row(fact: Fact) -> Content:
+    """``type  content · edited``; a superseded fact dimmed and struck through. (``dim``, as
+    the "auto" colours ``$text-muted``/``$text-disabled`` come out white in an option.)"""
+    if fact.superseded_by is not None:
+        return Content.assemble(
+            (f"{fact.type}  {fact.content}", "dim strike"),
+            (f" · superseded by #{fact.superseded_by}", "dim"),
+        )
+    return Content.assemble(
+        (f"{fact.type}  ", "dim"),
+        fact.content,
+        (" · edited", "italic $text-accent") if fact.edited else "",
+    )
+
+
+def fact_order(facts: Sequence[Fact]) -> list[Fact]:
+    """Current knowledge first, then what it replaced; newest first within each (a stable
+    order, so a refresh never reshuffles the row being edited)."""
+    return sorted(facts, key=lambda fact: (fact.superseded_by is not None, -fact.id))
+
+
+class FactList(OptionList):
+    """The session's facts, one option each (id: the fact's id); Enter or ``e`` edits one."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("e", "select", "Edit fact")]
+
+    def on_focus(self) -> None:
+        if self.highlighted is None and self.option_count:
+            self.highlighted = 0
+
+    def show(self, facts: Sequence[Fact]) -> None:
+        """Replace the rows, keeping the highlight on the same fact."""
+        kept = self.highlighted_option.id if self.highlighted_option else None
+        self.set_options(Option(fact_row(fact), id=str(fact.id)) for fact in facts)
+        ids = [str(fact.id) for fact in facts]
+        if kept in ids or (self.has_focus and ids):
+            self.highlighted = ids.index(kept) if kept in ids else 0
+
+
 class CompactionPane(Pane):
     TITLE = "Compaction"
     DEFAULT_CSS = stylesheet(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "flush", "Flush now"),
         Binding("c", "compact", "Compact now"),
+        Binding("e", "edit_fact", "Edit fact"),
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
@@ -123,7 +170,8 @@ class CompactionPane(Pane):
             yield Static("Compaction ledger", classes="section")
             yield VerticalScroll(id="ledger")
             yield Static("Knowledge facts", classes="section")
-            yield VerticalScroll(id="facts")
+            yield Static("No facts from this session yet.", id="facts-none", classes="none")
+            yield FactList(id="facts")
 
     async def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -155,7 +203,9 @@ class CompactionPane(Pane):
         def read(engine: ChatEngine) -> Snapshot:
             db = engine.app.db
             facts = FactStore(db).list(session_id=session_id, include_superseded=True)
-            return Snapshot(engine.store.get(session_id), list_compactions(db, session_id), facts)
+            return Snapshot(
+                engine.store.get(session_id), list_compactions(db, session_id), fact_order(facts)
+            )
 
         snapshot = await self.host.call(read)
         if session_id == self.session_id:
@@ -173,33 +223,33 @@ class CompactionPane(Pane):
                 "No chat session here. Chat (Ctrl+N), or open a native session, then come back."
             )
         elif session is None:
-            header.update(f"Session {self.session_id[:8]} (loading…)")
+            missing = "is not a clawback chat: chat in it first" if snapshot else "(loading…)"
+            header.update(f"Session {self.session_id[:8]} {missing}")
         else:
             header.update(
                 f"Session {session.label or session.id[:8]} · "
                 f"{plural(session.message_count, 'message')} · "
                 f"{plural(session.compaction_count, 'compaction')}"
             )
-        ledger, facts = self.query_one("#ledger"), self.query_one("#facts")
+        ledger, facts = self.query_one("#ledger"), self.query_one(FactList)
         await ledger.remove_children()
-        await facts.remove_children()
+        facts.show(snapshot.facts if snapshot else [])
+        self.query_one("#facts-none").display = snapshot is not None and not snapshot.facts
         if snapshot is None:
             return
         await ledger.mount_all(
             [LedgerRow(r) for r in snapshot.ledger]
             or [Static("No compactions yet.", classes="none")]
         )
-        await facts.mount_all(_fact_rows(snapshot.facts))
 
     # -- flush ----------------------------------------------------------------------------------
 
-    @on(Button.Pressed, "#flush-now")
-    def _flush_pressed(self) -> None:
-        self.action_flush()
-
-    @on(Button.Pressed, "#compact-now")
-    def _compact_pressed(self) -> None:
-        self.action_compact()
+    @on(Button.Pressed, "#compaction-actions Button")
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "flush-now":
+            self.action_flush()
+        else:
+            self.action_compact()
 
     def action_flush(self) -> None:
         if self._need_session():
@@ -218,20 +268,97 @@ class CompactionPane(Pane):
         if proposal.empty:
             self.notify("Nothing new worth storing in memory.", title="Memory flush")
             return
+        notes = await self._review_flush(proposal)
+        if notes is None or not notes.strip():
+            empty = "The edited notes were empty, so the flush was discarded"
+            why = empty if notes is not None else "Flush discarded"
+            self.notify(f"{why}: nothing was written.", title="Memory flush")
+            return
+        edited = notes != proposal.notes
+
+        def apply(engine: ChatEngine) -> object:  # edited: against the file as it is now
+            final = proposal.with_notes(notes) if edited else proposal
+            return _flush(engine).apply(final)
+
+        written = await self.host.call(apply)
+        what = "your edited notes" if edited else "the notes"
+        self.notify(f"Saved {what} to {written or proposal.target_name}.", title="Memory flush")
+        self.action_refresh()
+
+    async def _review_flush(self, proposal: FlushProposal) -> str | None:
+        """The notes to write: the proposal's or the user's rewrite; None writes nothing.
+        Escape in the editor goes back to the choices: a slip never loses the proposal."""
         diff = "\n".join(proposal.diff.splitlines()[:DIFF_LINES])
-        choice = await self.app.push_screen_wait(
-            ChoiceScreen(
-                f"Append these notes to {proposal.target_name}?",
-                [("accept", "Write them"), ("discard", "Discard")],
-                detail=f"{proposal.notes}\n\n{diff}",
-                cancel="discard",
+        while True:
+            choice = await self.app.push_screen_wait(
+                ChoiceScreen(
+                    f"Append these notes to {proposal.target_name}?",
+                    [("accept", "Write them"), ("edit", "Edit…"), ("discard", "Discard")],
+                    detail=f"{proposal.notes}\n\n{diff}",
+                    cancel="discard",
+                )
+            )
+            if choice == "accept":
+                return proposal.notes
+            if choice != "edit":
+                return None
+            edited = await self.app.push_screen_wait(
+                EditorScreen(
+                    f"Edit the notes for {proposal.target_name}",
+                    proposal.notes,
+                    hint="Save writes these notes under the flush heading."
+                    " Escape goes back to the choices without writing anything.",
+                )
+            )
+            if edited is not None:
+                return edited
+
+    # -- facts ----------------------------------------------------------------------------------
+
+    def action_edit_fact(self) -> None:
+        """Move to the facts list to pick one (the list's own ``e`` and Enter edit it)."""
+        facts = self.query_one(FactList)
+        if not facts.option_count:
+            self.notify("No facts from this session to edit.", title="Knowledge facts")
+            return
+        facts.focus()
+
+    @on(OptionList.OptionSelected, "#facts")
+    def _fact_chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self._edit_fact(int(event.option.id))
+
+    @work(exclusive=True, group="compaction-fact", exit_on_error=False)
+    async def _edit_fact(self, fact_id: int) -> None:
+        facts = self.snapshot.facts if self.snapshot else []
+        fact = next((f for f in facts if f.id == fact_id), None)
+        say = partial(self.notify, title="Knowledge facts")
+        if fact is None:
+            return
+        if (newer := fact.superseded_by) is not None:
+            say(f"Fact #{fact.id} was superseded by #{newer}: it is history, so it cannot be"
+                f" edited. Edit #{newer} instead.", severity="warning")  # fmt: skip
+            return
+        text = await self.app.push_screen_wait(
+            EditorScreen(
+                f"Edit fact #{fact.id} ({fact.type})",
+                fact.content,
+                hint="Saved facts are marked edited: extraction never rewrites them.",
             )
         )
-        if choice != "accept":
-            self.notify("Flush discarded: nothing was written.", title="Memory flush")
+        if text is None:
             return
-        written = await self.host.call(lambda engine: _flush(engine).apply(proposal))
-        self.notify(f"Saved notes to {written or proposal.target_name}.", title="Memory flush")
+        text = " ".join(text.split())
+        if not text or text == fact.content:
+            say(f"Fact #{fact.id} was left as it was" + ("." if text else ": it needs some text."))
+            return
+        try:
+            await self.host.call(lambda engine: FactStore(engine.app.db).edit(fact_id, text))
+        except UsageError as exc:  # superseded since it was listed, say
+            say(str(exc), severity="warning")
+        else:
+            say(f"Saved fact #{fact.id} (marked edited: extraction never rewrites it).")
         self.action_refresh()
 
     # -- compaction -----------------------------------------------------------------------------
@@ -292,14 +419,3 @@ class CompactionPane(Pane):
         status = self.query_one("#compaction-status", Static)
         status.update(text)
         status.display = bool(text)
-
-
-def _fact_rows(facts: Sequence[Fact]) -> list[Any]:
-    if not facts:
-        return [Static("No facts from this session yet.", classes="none")]
-    rows = []
-    for fact in facts:
-        row = Static(f"[{fact.type}] {fact.content}", classes="fact", markup=False)
-        row.set_class(fact.superseded_by is not None, "-superseded")
-        rows.append(row)
-    return rows

@@ -12,15 +12,28 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 
 class ChoiceScreen(ModalScreen[str]):
-    """Ask ``question``; returns the key of the chosen answer (``cancel`` on Escape)."""
+    """Ask ``question``; returns the key of the chosen answer (``cancel`` on Escape).
+
+    A long ``detail`` (a flush's notes and diff) scrolls inside the dialog, so the question and
+    the answers always stay on screen.
+    """
 
     CSS_PATH = "dialogs.tcss"
+    DEFAULT_CSS = """
+    ChoiceScreen .detail-scroll {
+        height: auto;
+        max-height: 60vh;
+        margin: 0 0 1 0;
+        scrollbar-size-vertical: 1;
+        & > .detail { margin: 0; }
+    }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(
@@ -43,7 +56,8 @@ class ChoiceScreen(ModalScreen[str]):
         with Vertical(classes="dialog"):
             yield Static(self.question, classes="question")
             if self.detail:
-                yield Static(self.detail, classes="detail", markup=False)
+                with VerticalScroll(classes="detail-scroll"):
+                    yield Static(self.detail, classes="detail", markup=False)
             with Horizontal(classes="buttons"):
                 for key, label in self.choices:
                     yield Button(
