@@ -13,7 +13,7 @@ from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import ContentSwitcher, Footer, Header
 from textual.worker import Worker, WorkerState
 
@@ -28,6 +28,8 @@ from .theming import ThemeKeeper
 from .watcher import ArchiveChanged
 from .widgets.chat_dock import ChatDock
 from .widgets.pane import Pane
+
+PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sessions", "help"}
 
 
 class ClawbackApp(App[int]):
@@ -90,6 +92,11 @@ class ClawbackApp(App[int]):
             switcher.current, self.sub_title = name, pane.TITLE
         if focus:
             pane.focus_default()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pane keys wait while a dialog is open: switching panes under it would hide what the
+        dialog is about (its own keys, and Ctrl+Q, still work)."""
+        return not (action in PANE_ACTIONS and isinstance(self.screen, ModalScreen))
 
     def action_toggle_sessions(self) -> None:
         """Hide or show the sessions list (more room for a transcript); remembered."""

@@ -47,3 +47,14 @@ async def wait_until(
             raise AssertionError("condition not met in time")
         await pilot.pause(0.05)
     await settle(pilot)
+
+
+async def until(
+    pilot: Pilot[object], condition: Callable[[], object], timeout: float = 15.0
+) -> None:
+    """Poll ``condition`` while a worker is still running (``settle`` would wait for it to end:
+    a reply half-way through streaming, say)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await pilot.pause(0.02)

@@ -147,3 +147,18 @@ async def test_hiding_the_sessions_list_is_remembered(demo_app) -> None:  # type
         assert not again.query_one(SessionsPane).display
         await pilot.press("f2")  # ...until asked for
         assert again.query_one(SessionsPane).display
+
+
+async def test_pane_keys_wait_while_a_dialog_is_open(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        assert isinstance(tui.screen, HelpScreen)
+        main = tui.query_one("#main")
+        for key in ("f5", "ctrl+f", "f6", "ctrl+n"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(tui.screen, HelpScreen)
+            assert main.current == "transcript", key  # nothing moved underneath
+        await pilot.press("ctrl+q")
+    assert tui.return_code == 0

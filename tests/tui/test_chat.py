@@ -1,27 +1,20 @@
 """Chatting under the transcript, and the compaction pane, against the fake ``claude``: a reply
-streams in and is stored, Escape keeps the partial reply, an error keeps what was typed, a
-Claude Code session is forked, flush and compaction are confirmed before anything is written."""
+streams in and is stored, Escape keeps the partial reply, an error keeps what was typed, and a
+Claude Code session is forked on its first message."""
 
 from __future__ import annotations
 
-import time
-
 from clawback.core.archive import list_sessions
-from clawback.core.compaction import list_compactions
-from clawback.core.context import Clawback
-from clawback.tui.app import ClawbackApp, make_app
-from clawback.tui.panes.compaction import CompactionPane, LedgerRow
+from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.transcript import TranscriptPane
-from clawback.tui.screens.dialogs import ChoiceScreen
 from clawback.tui.widgets.chat_dock import ChatDock
 from clawback.tui.widgets.chat_input import ChatInput
 from clawback.tui.widgets.message_view import MessageView
 from textual.pilot import Pilot
 
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
-from ..test_flush import seed
 from .conftest import SIZE
-from .pilot import settle
+from .pilot import settle, until
 
 REPLY = "Zebracorns graze on **sidebar** meadows at dawn."
 
@@ -34,14 +27,6 @@ async def chat(tui: ClawbackApp, pilot: Pilot[object], text: str) -> TranscriptP
     assert tui.focused is pane.query_one(ChatInput)
     await pilot.press(*text, "enter")
     return pane
-
-
-async def until(pilot: Pilot[object], condition, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
-    """Poll while a worker is still running (``settle`` would wait for it to end)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
 
 
 def shown(pane: TranscriptPane) -> list[tuple[str, str]]:
@@ -159,49 +144,3 @@ async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
         assert any("/compact" in n.message for n in tui._notifications)
         await pilot.press(*"/model haiku", "enter")
         assert dock.model == "haiku"
-
-
-async def wait_for_dialog(tui: ClawbackApp, pilot: Pilot[object]) -> ChoiceScreen:
-    await until(pilot, lambda: isinstance(tui.screen, ChoiceScreen))
-    assert isinstance(tui.screen, ChoiceScreen)
-    return tui.screen
-
-
-async def test_flush_accept_writes_the_memory_file(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
-    session = seed(demo_app.chat_engine(), 4)
-    fake_claude.reply("- Alice keeps bees in the xylophonic greenhouse.")
-    tui = make_app(demo_app, watch=False)
-    async with tui.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await tui.action_show_compaction(session.id)
-        await settle(pilot)
-        await pilot.press("f")
-        dialog = await wait_for_dialog(tui, pilot)
-        assert "xylophonic" in dialog.detail and "+" in dialog.detail  # notes and the diff
-        await pilot.press("enter")
-        await settle(pilot)
-        files = list((tui.store.workspace.root / "memory").glob("*.md"))
-        assert any("xylophonic greenhouse" in f.read_text() for f in files)
-
-
-async def test_compact_confirm_adds_a_ledger_row(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
-    session = seed(demo_app.chat_engine(), 10)
-    fake_claude.reply("Alice plans a greenhouse; decided: three beds.")
-    tui = make_app(demo_app, watch=False)
-    async with tui.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await tui.action_show_compaction(session.id)
-        await settle(pilot)
-        pane = tui.query_one(CompactionPane)
-        await pilot.press("c")
-        dialog = await wait_for_dialog(tui, pilot)
-        assert "three beds" in dialog.detail
-        await pilot.press("enter")
-        await settle(pilot)
-        (row,) = list_compactions(demo_app.db, session.id)
-        assert row.messages_removed == 4
-        (shown,) = pane.query(LedgerRow)
-        assert shown.record.id == row.id
-        shown.collapsed = False
-        await settle(pilot)
-        assert "message 0 about the garden" in str(shown.query_one(".ledger-messages").render())

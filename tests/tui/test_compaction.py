@@ -6,21 +6,22 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from clawback.core.compaction import list_compactions
 from clawback.core.context import Clawback
 from clawback.core.demo.chat import SESSION_ID
 from clawback.core.facts import FactStore, NewFact
 from clawback.tui.app import ClawbackApp, make_app
-from clawback.tui.panes.compaction import CompactionPane, FactList
+from clawback.tui.panes.compaction import CompactionPane
 from clawback.tui.screens.dialogs import ChoiceScreen
 from clawback.tui.screens.editor import EditorScreen
+from clawback.tui.widgets.lifecycle_views import FactList, LedgerRow
 from textual.pilot import Pilot
 from textual.widgets import Button, TextArea
 
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
 from ..test_flush import seed
 from .conftest import SIZE
-from .pilot import settle
-from .test_chat import until
+from .pilot import settle, until
 
 T = TypeVar("T")
 
@@ -256,3 +257,43 @@ async def test_a_session_without_facts_says_so(demo_app: Clawback) -> None:
         assert pane.query_one(FactList).option_count == 0
         await pilot.press("e")
         assert "No facts from this session" in notices(tui)
+
+
+async def test_flush_accept_writes_the_memory_file(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
+    session = seed(demo_app.chat_engine(), 4)
+    fake_claude.reply("- Alice keeps bees in the xylophonic greenhouse.")
+    tui = make_app(demo_app, watch=False)
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await tui.action_show_compaction(session.id)
+        await settle(pilot)
+        await pilot.press("f")
+        dialog = await screen_of(pilot, ChoiceScreen)
+        assert "xylophonic" in dialog.detail and "+" in dialog.detail  # notes and the diff
+        await pilot.press("enter")
+        await settle(pilot)
+        files = list((tui.store.workspace.root / "memory").glob("*.md"))
+        assert any("xylophonic greenhouse" in f.read_text() for f in files)
+
+
+async def test_compact_confirm_adds_a_ledger_row(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
+    session = seed(demo_app.chat_engine(), 10)
+    fake_claude.reply("Alice plans a greenhouse; decided: three beds.")
+    tui = make_app(demo_app, watch=False)
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await tui.action_show_compaction(session.id)
+        await settle(pilot)
+        pane = tui.query_one(CompactionPane)
+        await pilot.press("c")
+        dialog = await screen_of(pilot, ChoiceScreen)
+        assert "three beds" in dialog.detail
+        await pilot.press("enter")
+        await settle(pilot)
+        (row,) = list_compactions(demo_app.db, session.id)
+        assert row.messages_removed == 4
+        (shown,) = pane.query(LedgerRow)
+        assert shown.record.id == row.id
+        shown.collapsed = False
+        await settle(pilot)
+        assert "message 0 about the garden" in str(shown.query_one(".ledger-messages").render())
