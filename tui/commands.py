@@ -57,6 +57,10 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Compact now", "Summarize the chat session's older messages (/compact)",
         lambda: lifecycle("compact"),
     )  # fmt: skip
+    yield SystemCommand(
+        "Edit a knowledge fact", "Correct what clawback learned from the chat session (e)",
+        lambda: lifecycle("edit_fact"),
+    )  # fmt: skip
     yield SystemCommand("Help: keys", "Every key in the app (F1, ?)", app.action_help)
     yield SystemCommand(
         "Ingest sources",
