@@ -77,7 +77,7 @@ class TranscriptPane(Pane):
         self._opening: str | None = None  # a session being loaded
         self._messages: list[Message] = []  # every message of the session, sidechains too
         self._failure: tuple[str, str] | None = None  # a note for a session about to be opened
-        self.dock = ChatDock(host, store.config.chat, id="chat-dock")
+        self.dock = ChatDock(host, store.config.chat, id="chat-dock")  # mounted when first needed
         self.set_reactive(TranscriptPane.show_sidechains, store.config.ui.show_sidechains)
 
     def compose(self) -> ComposeResult:
@@ -87,7 +87,6 @@ class TranscriptPane(Pane):
             "Pick a session on the left, press / to search every session, or Ctrl+N to chat.",
             id="transcript-empty",
         )
-        yield self.dock
 
     def on_mount(self) -> None:
         self.border_title = self.TITLE
@@ -139,8 +138,10 @@ class TranscriptPane(Pane):
         self.session, self._opening = session, None
         self._messages = messages
         self.remove_class("-empty")
-        self.set_class(session.source == Source.NATIVE.value, "-chat")
-        self.dock.attach(session)
+        native = session.source == Source.NATIVE.value
+        self.set_class(native, "-chat")
+        if native or self.dock.is_mounted:
+            (await self._chat_dock()).attach(session)
         if target is not None and any(m.sidechain and _hits(m, target) for m in messages):
             self.set_reactive(TranscriptPane.show_sidechains, True)
         visible = self._filter(messages)
@@ -198,19 +199,28 @@ class TranscriptPane(Pane):
         self.add_class("-chat")
         await self.window.show([])
         self._show_header()
-        self.dock.new_session()
-        self.dock.focus_input()
+        dock = await self._chat_dock()
+        dock.new_session()
+        dock.focus_input()
 
     async def action_chat(self) -> None:
         """Type a message for the session on screen (a new one when there is none)."""
         if self.session is None and self.has_class("-empty"):
             await self.new_chat()
             return
+        if not self.dock.is_mounted and self.session is not None:
+            (await self._chat_dock()).attach(self.session)
         self.add_class("-chat")
         self.dock.focus_input()
 
+    async def _chat_dock(self) -> ChatDock:
+        """The chat input, mounted the first time it is needed (start-up stays light)."""
+        if not self.dock.is_mounted:
+            await self.mount(self.dock)
+        return self.dock
+
     def action_leave_input(self) -> None:
-        if self.dock.query_one(ChatInput).has_focus:
+        if self.dock.is_mounted and self.dock.query_one(ChatInput).has_focus:
             self.focus_default()
 
     def _showing(self) -> str | None:
