@@ -9,6 +9,7 @@ never blocks the single writer (ingestion) and vice versa.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,7 +127,7 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if path is not None:
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
     db = sqlite_utils.Database(conn)
@@ -144,6 +145,24 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
     return db
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting for another process that is doing the same.
+
+    Switching a new database to WAL takes an exclusive lock, and SQLite answers "database is
+    locked" at once instead of calling the busy handler, so two processes creating one home at
+    the same moment (two ``clawback ingest`` runs, say) retry here up to the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager

@@ -1,0 +1,64 @@
+"""Opening the index when another process is creating it at the same moment.
+
+Switching a new database to WAL needs an exclusive lock, and when two openers both want it
+SQLite answers "database is locked" at once rather than calling the busy handler (waiting
+would deadlock). Seen about once in 40 as a flaky two-ingests-at-once test; the race itself is
+too rare to provoke on demand, so these tests drive the retry with a connection that is locked
+for a while.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from clawback.core import db
+
+
+class LockedFor:
+    """Answers the WAL switch with "database is locked" ``times`` times, then succeeds."""
+
+    def __init__(self, times: int) -> None:
+        self.left, self.calls = times, 0
+
+    def execute(self, sql: str) -> None:
+        assert sql == "PRAGMA journal_mode = WAL"
+        self.calls += 1
+        if self.left:
+            self.left -= 1
+            raise sqlite3.OperationalError("database is locked")
+
+
+def test_the_wal_switch_waits_for_the_other_opener() -> None:
+    conn = LockedFor(3)
+    db._use_wal(conn)  # type: ignore[arg-type]
+    assert conn.calls == 4
+
+
+def test_the_wal_switch_gives_up_after_the_busy_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        db._use_wal(LockedFor(10**6))  # type: ignore[arg-type]
+
+
+def test_other_errors_are_not_retried() -> None:
+    class Broken:
+        calls = 0
+
+        def execute(self, sql: str) -> None:
+            self.calls += 1
+            raise sqlite3.OperationalError("disk I/O error")
+
+    conn = Broken()
+    with pytest.raises(sqlite3.OperationalError, match="disk"):
+        db._use_wal(conn)  # type: ignore[arg-type]
+    assert conn.calls == 1
+
+
+def test_a_second_opener_finds_the_index_in_wal(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "clawback.db"
+    first, second = db.connect(path), db.connect(path)
+    assert first.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert second.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    first.conn.close()
+    second.conn.close()
