@@ -104,11 +104,8 @@ class ClawbackApp(App[int]):
         sessions.display = shown = not sessions.display
         if not shown and sessions.has_focus_within:
             self.panes.transcript.focus_default()
-        self.run_worker(
-            lambda: self.store.save_settings(lambda: {"ui.show_sessions": shown}),
-            name="saving the panes shown",
-            thread=True,
-            exit_on_error=False,
+        background.save_settings(
+            self, self.store, "the panes shown", lambda: {"ui.show_sessions": shown}
         )
 
     def action_help(self) -> None:

@@ -1,5 +1,5 @@
-"""App-wide background work: live updates, the first-run offer to ingest, a full ingest, and
-the one place where any worker's failure becomes a notification.
+"""App-wide background work: live updates, the first-run offer to ingest, a full ingest, saving
+settings, and the one place where any worker's failure becomes a notification.
 
 Each job runs in a thread worker owned by the app, so the UI stays usable while it runs and a
 failure reaches :func:`report_failure`. Kept out of ``app.py`` so that stays wiring.
@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from clawback.core.errors import ClawbackError
+from textual.dom import DOMNode
 from textual.worker import Worker
 
 from .screens.dialogs import ChoiceScreen
@@ -20,6 +21,7 @@ from .widgets.ingest_progress import IngestProgress
 
 if TYPE_CHECKING:
     from .app import ClawbackApp
+    from .store import Store
 
 
 def start(app: ClawbackApp) -> None:
@@ -97,6 +99,23 @@ def _ingest(app: ClawbackApp, progress: IngestProgress) -> None:
         app.notify,
         f"Indexed {stats.files:,} files ({stats.entries:,} entries) in {stats.seconds:.1f} s.",
         title="Ingest",
+    )
+
+
+def save_settings(
+    owner: DOMNode, store: Store, what: str, changes: Callable[[], dict[str, Any]]
+) -> None:
+    """Persist settings the user changed (see :meth:`Store.save_settings`) without blocking.
+
+    The worker belongs to ``owner`` so that a failure (a broken ``config.toml``) reaches
+    :func:`report_failure` the way every other worker's does.
+    """
+    owner.run_worker(
+        partial(store.save_settings, changes),
+        name=f"saving {what}",
+        group="settings",
+        thread=True,
+        exit_on_error=False,
     )
 
 

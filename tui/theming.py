@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from clawback.themes import DEFAULT_THEME, LoadedThemes
 
+from . import background
+
 if TYPE_CHECKING:
     from .app import ClawbackApp
 
@@ -37,9 +39,4 @@ class ThemeKeeper:
     def changed(self, app: ClawbackApp, name: str) -> None:
         if self.installed and name != self.saved:
             self.saved = name
-            app.run_worker(  # through the store, so it never races another setting's save
-                lambda: app.store.save_settings(lambda: {"ui.theme": name}),
-                name="saving the theme",
-                thread=True,
-                exit_on_error=False,
-            )
+            background.save_settings(app, app.store, "the theme", lambda: {"ui.theme": name})

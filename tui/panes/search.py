@@ -12,7 +12,6 @@ change, in a worker, so the next start searches the way the last one did.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import ClassVar
 
 from clawback.core.errors import ClawbackError
@@ -28,6 +27,7 @@ from textual.widgets import Checkbox, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from .. import background
 from ..format import SOURCES, local_time, marked_snippet, source_label
 from ..store import Store, Superseded
 from ..widgets.pane import Pane, stylesheet
@@ -200,13 +200,7 @@ class SearchPane(Pane):
         wanted = self._wanted()
         if wanted != self._saved:
             self._saved = wanted
-            self.run_worker(
-                partial(self.store.save_settings, lambda: self._saved),
-                name="saving the search filters",
-                group="settings",
-                thread=True,
-                exit_on_error=False,
-            )
+            background.save_settings(self, self.store, "the search filters", lambda: self._saved)
 
     def _wanted(self) -> dict[str, object]:
         """The filters as they would be saved; a date still being typed keeps the saved one."""

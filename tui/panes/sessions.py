@@ -10,7 +10,6 @@ project chosen are saved to ``config.toml`` (in a worker) so the next start open
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import ClassVar, NamedTuple
 
 from clawback.core.archive import Project, SessionSummary
@@ -24,6 +23,7 @@ from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
 
+from .. import background
 from ..format import SOURCES, local_date, plural, project_label, project_labels, source_label
 from ..store import Store
 from ..widgets.ingest_progress import IngestProgress
@@ -308,13 +308,7 @@ class SessionsPane(Pane):
             return
         setattr(self, attribute, value)
         self.reload()
-        self.run_worker(
-            partial(self.store.save_settings, self._saved_choices),
-            name="saving the session filters",
-            group="settings",
-            thread=True,
-            exit_on_error=False,
-        )
+        background.save_settings(self, self.store, "the session filters", self._saved_choices)
         if event.select.has_focus_within:  # chosen from its list: back to browsing
             self.action_focus_list()
 
