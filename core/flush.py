@@ -247,19 +247,17 @@ class MemoryFlush:
             )
             model, cost = result.model, result.cost
             reply = result.reply or result.partial
-            notes = "" if is_no_reply(reply) else mask_secrets(reply.strip())
+            notes = "" if is_no_reply(reply) else reply
         now = engine.clock()
         local = now.astimezone(engine.store.tz) if engine.store.tz else now.astimezone()
         name = self.workspace.daily_name(local.date())
         path = self.workspace.resolve(name)
-        heading = self._heading(session, local, path)
-        block = f"{heading}{notes}\n" if notes else ""
-        diff = _diff(self._read(name), block, name) if notes else ""
-        return FlushProposal(
-            session_id=session.id, notes=notes, target_name=name, target=path, block=block,
-            diff=diff, created_at=format_ts(now), compaction_count=session.compaction_count,
-            model=model, cost=cost, heading=heading,
+        blank = FlushProposal(
+            session_id=session.id, notes="", target_name=name, target=path, block="", diff="",
+            created_at=format_ts(now), compaction_count=session.compaction_count, model=model,
+            cost=cost, heading=self._heading(session, local, path),
         )  # fmt: skip
+        return blank.with_notes(notes, current=self._read(name))  # masked, block and diff built
 
     def apply(self, proposal: FlushProposal) -> Path | None:
         """Append the notes (if any) to their file, index it, and record the flush.
