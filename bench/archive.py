@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.context import Clawback
-from clawback.core.model import Source
-from clawback.core.search import SearchFilters, search
-from clawback.core.sources import SourceRoot
+from clawback.core.archive.search import SearchFilters, search
+from clawback.core.archive.sources import SourceRoot
+from clawback.core.home import Home
+from clawback.core.records import Source
 from corpus import generate
 
 
@@ -101,7 +101,7 @@ def main() -> None:
           f"(generated in {time.perf_counter() - t0:.1f}s), {len(planted)} planted phrases")  # fmt: skip
 
     base_time, base_rows = bare_loader(root, work / "bare.db")
-    app = Clawback.open(work / "home")
+    app = Home.open(work / "home")
     roots = [SourceRoot(Source.CLAUDE_CODE, root, "bench")]
     started = time.perf_counter()
     stats = app.ingestor().ingest(roots)

@@ -24,19 +24,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.context import Clawback
-from clawback.core.model import Source
-from clawback.core.sources import SourceRoot
+from clawback.core.archive.sources import SourceRoot
+from clawback.core.home import Home
+from clawback.core.records import Source
 from corpus import generate
 
 APP = """
 import asyncio, sys, time
-from clawback.core.context import Clawback
+from clawback.core.home import Home
 from clawback.tui.app import make_app
 from textual.widgets import OptionList
 
 async def main():
-    app = make_app(Clawback.open(sys.argv[1]), watch=False)
+    app = make_app(Home.open(sys.argv[1]), watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         while True:
             lists = app.query("#session-list")
@@ -84,7 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="clawback-tui-bench-"))
     generate(work / "projects", sessions=args.sessions, messages=4, plant_every=10**9)
-    app = Clawback.open(work / "home")
+    app = Home.open(work / "home")
     app.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, work / "projects", "bench")])
     count = app.db.execute("SELECT count(*) FROM sessions").fetchone()[0]
     app.close()

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 import tomli_w
-
-from .errors import ConfigError
-from .model import Role, Source
-from .paths import PRIVATE_FILE, Paths
-from .timeutil import normalize_ts
+from clawback.core.errors import ConfigError
+from clawback.core.paths import PRIVATE_FILE, Paths
+from clawback.core.records import Role, Source
+from clawback.core.timeutil import normalize_ts
 
 
 def setting(default: Any, doc: str) -> Any:

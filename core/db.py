@@ -1,9 +1,11 @@
-"""The SQLite index: connection setup and the ordered, named schema migrations.
+"""The SQLite index: opening connections (migrated, or a lean reader) and write transactions.
 
 The database is an index over the transcripts and can be rebuilt from them (``clawback
 reindex``), except for what only a person wrote here (session labels, edited facts), which
 rebuilding never drops. Connections use WAL and a busy timeout so a reader (the app, a search)
-never blocks the single writer (ingestion) and vice versa.
+never blocks the single writer (ingestion) and vice versa. The schema lives in
+:mod:`clawback.core.schema`; this module imports sqlite-utils only when a full connection is
+opened, so a search from the command line starts quickly.
 """
 
 from __future__ import annotations
@@ -13,112 +15,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
-from sqlite_utils.migrations import Migrations
+from clawback.core.paths import ensure_private_file
 
-from .paths import ensure_private_file
+if TYPE_CHECKING:  # imported when a full connection is opened (start-up cost, not a cycle)
+    import sqlite_utils
 
 BUSY_TIMEOUT_MS = 15_000
-
-migrations = Migrations("clawback")
-
-
-@migrations(name="0001_archive")
-def _archive(db: sqlite_utils.Database) -> None:
-    db.executescript(
-        """
-        CREATE TABLE files (
-            id INTEGER PRIMARY KEY,
-            source TEXT NOT NULL,
-            file_key TEXT NOT NULL,          -- path relative to its source root
-            path TEXT NOT NULL,              -- where it was last seen
-            session_id TEXT,
-            status TEXT NOT NULL DEFAULT 'idle',   -- idle | ingesting
-            mtime REAL NOT NULL DEFAULT 0,
-            size INTEGER NOT NULL DEFAULT 0,
-            "offset" INTEGER NOT NULL DEFAULT 0,   -- bytes consumed (whole lines only)
-            last_line INTEGER NOT NULL DEFAULT 0,  -- lines consumed
-            prefix_hash TEXT,                -- hash of the bytes before the offset (a window)
-            last_ts TEXT,
-            skipped_lines INTEGER NOT NULL DEFAULT 0,
-            missing INTEGER NOT NULL DEFAULT 0,
-            UNIQUE (source, file_key)
-        );
-        CREATE TABLE sessions (
-            id TEXT PRIMARY KEY,
-            source TEXT NOT NULL,
-            key TEXT,
-            title TEXT,
-            label TEXT,                      -- user-authored: never dropped by reindex
-            first_prompt TEXT,
-            cwd TEXT,
-            parent_id TEXT,
-            channel TEXT,
-            started_at TEXT,
-            updated_at TEXT,
-            message_count INTEGER NOT NULL DEFAULT 0,
-            entry_count INTEGER NOT NULL DEFAULT 0,
-            source_missing INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX sessions_updated ON sessions (updated_at DESC);
-        CREATE TABLE entries (
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL,
-            session_id TEXT,
-            line INTEGER NOT NULL,           -- 1-based line in the file
-            block INTEGER NOT NULL DEFAULT 0,-- content block within the line
-            piece INTEGER NOT NULL DEFAULT 0,-- piece of a long block
-            end_line INTEGER,                -- memory chunks span lines
-            role TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            ts TEXT,
-            uuid TEXT,
-            sidechain INTEGER NOT NULL DEFAULT 0,
-            conversational INTEGER NOT NULL DEFAULT 0,
-            partial INTEGER NOT NULL DEFAULT 0,
-            model TEXT,
-            display TEXT,
-            text TEXT NOT NULL,
-            cjk TEXT,                        -- overlapping CJK bigrams, searchable
-            conversation_id INTEGER
-        );
-        CREATE INDEX entries_file_line ON entries (file_id, line);
-        CREATE INDEX entries_session ON entries (session_id, ts);
-        CREATE INDEX entries_conversation ON entries (conversation_id);
-        CREATE VIRTUAL TABLE entries_fts USING fts5 (
-            text, cjk,
-            content = 'entries', content_rowid = 'id',
-            tokenize = 'unicode61 remove_diacritics 2'
-        );
-        CREATE TABLE skipped_lines (
-            file_id INTEGER NOT NULL,
-            line INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            PRIMARY KEY (file_id, line)
-        );
-        CREATE TABLE conversations (
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL,
-            session_id TEXT,
-            source TEXT NOT NULL,
-            started_at TEXT,
-            ended_at TEXT,
-            first_line INTEGER,
-            last_line INTEGER,
-            message_count INTEGER NOT NULL DEFAULT 0,
-            status TEXT NOT NULL DEFAULT 'active', -- active|ready|processing|archived|skipped
-            summary TEXT,
-            processed_at TEXT
-        );
-        CREATE INDEX conversations_status ON conversations (status);
-        CREATE INDEX conversations_file ON conversations (file_id);
-        """
-    )
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     """Open (and migrate) the index. ``None`` gives an in-memory database for tests."""
+    import sqlite_utils
+    from clawback.core.schema import migrations
+
     if path is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
     else:
@@ -136,15 +47,47 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
         # write lock taken up front makes the second wait, then find nothing pending.
         with write_transaction(db):
             migrations.apply(db)
-    # The index's vocabulary, for search's prefix expansion; temp, so per connection and free.
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_vocab"
-        " USING fts5vocab(main, entries_fts, 'row')"
-    )
+    _add_vocabulary(conn)
     if path is not None:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
     return db
+
+
+def connect_reader(path: Path) -> sqlite3.Connection | None:
+    """A plain connection for queries, or ``None`` when the index must be opened fully first.
+
+    It is ``None`` when the database does not exist yet or its schema is behind
+    (:data:`clawback.core.schema.LATEST` not applied): :func:`connect` creates or migrates it.
+    """
+    if not path.is_file():
+        return None
+    from clawback.core.schema import LATEST
+
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        current = conn.execute(
+            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'clawback' AND name = ?",
+            (LATEST,),
+        ).fetchone()
+    except sqlite3.DatabaseError:
+        conn.close()
+        return None
+    if current is None:
+        conn.close()
+        return None
+    conn.isolation_level = None
+    _add_vocabulary(conn)
+    return conn
+
+
+def _add_vocabulary(conn: sqlite3.Connection) -> None:
+    """The index's vocabulary, for search's prefix expansion; temp, so per connection and free."""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.entries_vocab"
+        " USING fts5vocab(main, entries_fts, 'row')"
+    )
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:
@@ -180,83 +123,3 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-@migrations(name="0002_chat_sessions")
-def _chat_sessions(db: sqlite_utils.Database) -> None:
-    """The chat engine's session store (native sessions); never touched by reindex."""
-    db.executescript(
-        """
-        CREATE TABLE chat_sessions (
-            id TEXT PRIMARY KEY,             -- session uuid, also the transcript's name
-            key TEXT NOT NULL,               -- session key, e.g. local:alice
-            transcript TEXT NOT NULL,        -- path of the JSONL transcript
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            label TEXT,
-            model_override TEXT,
-            message_count INTEGER NOT NULL DEFAULT 0,
-            compaction_count INTEGER NOT NULL DEFAULT 0,
-            memory_flush_at TEXT,
-            memory_flush_compaction_count INTEGER,
-            input_tokens INTEGER NOT NULL DEFAULT 0,
-            output_tokens INTEGER NOT NULL DEFAULT 0,
-            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
-            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-            total_tokens INTEGER NOT NULL DEFAULT 0,   -- input + cache_read + cache_write
-            context_tokens INTEGER,                    -- the model's window, when reported
-            last_model TEXT,
-            parent_id TEXT,
-            current INTEGER NOT NULL DEFAULT 1         -- the live session for its key
-        );
-        CREATE INDEX chat_sessions_key ON chat_sessions (key, current);
-        """
-    )
-
-
-@migrations(name="0003_memory_lifecycle")
-def _memory_lifecycle(db: sqlite_utils.Database) -> None:
-    """Compaction ledger and knowledge facts; user edits to facts survive reindex."""
-    db.executescript(
-        """
-        CREATE TABLE compactions (
-            id INTEGER PRIMARY KEY,
-            session_id TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            tokens_before INTEGER NOT NULL,
-            tokens_after INTEGER NOT NULL,
-            messages_removed INTEGER NOT NULL,
-            first_kept_id TEXT,
-            summary TEXT NOT NULL,
-            model TEXT
-        );
-        CREATE INDEX compactions_session ON compactions (session_id, created_at);
-        CREATE TABLE facts (
-            id INTEGER PRIMARY KEY,
-            -- decision | implementation | config | issue | task_state | architecture
-            type TEXT NOT NULL,
-            content TEXT NOT NULL,
-            context TEXT,
-            session_id TEXT,
-            message_id TEXT,
-            conversation_id INTEGER,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            superseded_by INTEGER,
-            edited INTEGER NOT NULL DEFAULT 0  -- changed by hand
-        );
-        CREATE INDEX facts_session ON facts (session_id);
-        CREATE VIRTUAL TABLE facts_fts USING fts5 (
-            content, context, content = 'facts', content_rowid = 'id',
-            tokenize = 'unicode61 remove_diacritics 2'
-        );
-        """
-    )
-
-
-@migrations(name="0005_fact_sources")
-def _fact_sources(db: sqlite_utils.Database) -> None:
-    """When a fact was said (not when it was extracted), and indexes for listing facts."""
-    db.execute("ALTER TABLE facts ADD COLUMN source_ts TEXT")
-    db.execute("CREATE INDEX facts_type ON facts (type, superseded_by)")
-    db.execute("CREATE INDEX facts_conversation ON facts (conversation_id)")

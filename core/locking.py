@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from .paths import PRIVATE_FILE
+from clawback.core.paths import PRIVATE_FILE
 
 
 class WriterLock:

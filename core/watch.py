@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import watchfiles
-
-from .context import Clawback
-from .ingest import IngestStats
+from clawback.core.archive.ingest import IngestStats
+from clawback.core.home import Home
 
 DEBOUNCE_MS = 200
 STARTUP_TIMEOUT_MS = 300  # first idle tick after the watcher starts: time for the catch-up
@@ -58,7 +57,7 @@ def watch_changes(
 
 
 def watch_sources(
-    app: Clawback,
+    app: Home,
     *,
     on_batch: Callable[[IngestStats], None] | None = None,
     on_ready: Callable[[list[Path]], None] | None = None,

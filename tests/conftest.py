@@ -37,10 +37,10 @@ def cc_root(tmp_path: Path) -> Path:
 @pytest.fixture
 def app(tmp_path: Path, cc_root: Path):  # type: ignore[no-untyped-def]
     """An opened home whose configured sources point only inside ``tmp_path``."""
-    from clawback.core.context import Clawback
+    from clawback.core.home import Home
 
     home = tmp_path / "clawback-home"
-    opened = Clawback.open(home)
+    opened = Home.open(home)
     opened.config.sources.claude_code_path = str(cc_root)
     opened.config.sources.openclaw_path = str(tmp_path / "openclaw-agents")
     yield opened
@@ -59,12 +59,12 @@ def demo_app(demo_home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A private copy of the demo home, so tests may change it."""
     import shutil
 
-    from clawback.core.context import Clawback
     from clawback.core.demo import build_demo_home
+    from clawback.core.home import Home
 
     copy = tmp_path / "demo"
     shutil.copytree(demo_home, copy, symlinks=True)
     build_demo_home(copy)  # re-points config at the copy's sources
-    opened = Clawback.open(copy)
+    opened = Home.open(copy)
     yield opened
     opened.close()

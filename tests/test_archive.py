@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clawback.core.archive import (
+from clawback.core.archive.read import (
     Project,
     count_sessions,
     list_sessions,
@@ -10,8 +10,8 @@ from clawback.core.archive import (
     project_name,
     projects,
 )
-from clawback.core.context import Clawback
 from clawback.core.db import connect
+from clawback.core.home import Home
 
 CLAWBACK = "/home/demo/projects/clawback"
 WEBSITE = "/home/demo/projects/website"
@@ -21,7 +21,7 @@ def titles(sessions: list) -> list[str]:  # type: ignore[type-arg]
     return [s.title for s in sessions]
 
 
-def test_projects_lists_each_folder_with_its_count_newest_first(demo_app: Clawback) -> None:
+def test_projects_lists_each_folder_with_its_count_newest_first(demo_app: Home) -> None:
     listed = projects(demo_app.db)
     assert [(p.path, p.sessions) for p in listed] == [
         ("/home/demo", 2),  # the OpenClaw agent's folder; "Weekly review" is the newest
@@ -39,7 +39,7 @@ def test_projects_lists_each_folder_with_its_count_newest_first(demo_app: Clawba
     assert sum(p.sessions for p in listed) == len(list_sessions(demo_app.db)) - 1
 
 
-def test_project_narrows_the_list_to_exactly_that_folder(demo_app: Clawback) -> None:
+def test_project_narrows_the_list_to_exactly_that_folder(demo_app: Home) -> None:
     assert titles(list_sessions(demo_app.db, project=CLAWBACK)) == [
         "Textual layout bug in the sidebar",
         "Choosing the search index",
@@ -61,7 +61,7 @@ def test_project_narrows_the_list_to_exactly_that_folder(demo_app: Clawback) -> 
     assert count_sessions(demo_app.db) == 6
 
 
-def test_project_terms_in_the_filter_text_match_part_of_the_folder(demo_app: Clawback) -> None:
+def test_project_terms_in_the_filter_text_match_part_of_the_folder(demo_app: Home) -> None:
     assert parse_session_filter("deploy project:web  pipeline") == ("deploy pipeline", ["web"])
     assert parse_session_filter("Project:a project:b") == ("", ["a", "b"])
     assert parse_session_filter("project:") == ("", [])  # half typed: no narrowing yet

@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.archive import list_sessions, session_messages
-from clawback.core.chat import (
+from clawback.core.archive.parsers.native import compaction_event
+from clawback.core.archive.read import list_sessions, session_messages
+from clawback.core.archive.recall import Fact, build_recall_block
+from clawback.core.archive.search import search
+from clawback.core.chat.engine import (
     ChatEngine,
     Notice,
     PromptAssembled,
@@ -20,8 +23,9 @@ from clawback.core.chat import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat_sessions import ChatSession
-from clawback.core.claude_runner import (
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.transcript import Transcript
+from clawback.core.claude.runner import (
     ClaudeAuthError,
     ClaudeBadOutput,
     ClaudeCancelled,
@@ -34,10 +38,6 @@ from clawback.core.claude_runner import (
     ClaudeTimeout,
 )
 from clawback.core.errors import UsageError
-from clawback.core.parsers.native import compaction_event
-from clawback.core.recall import Fact, build_recall_block
-from clawback.core.search import search
-from clawback.core.transcript import Transcript
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
     FakeClaude,
@@ -66,7 +66,15 @@ def clock() -> Clock:
 
 @pytest.fixture
 def engine(app, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:  # type: ignore[no-untyped-def]
-    return ChatEngine(app, runner=fake_claude.runner(timeout=10.0), clock=clock, tz=UTC)
+    return ChatEngine(
+        app.db,
+        app.paths,
+        app.config.chat,
+        index=app.ingest_changed,
+        runner=fake_claude.runner(timeout=10.0),
+        clock=clock,
+        tz=UTC,
+    )
 
 
 def lines(session: ChatSession) -> list[dict[str, Any]]:
@@ -275,7 +283,7 @@ async def test_each_failure_keeps_the_user_message(
 
 async def test_claude_not_installed(app, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
-    engine = ChatEngine(app, clock=clock)
+    engine = ChatEngine(app.db, app.paths, app.config.chat, index=app.ingest_changed, clock=clock)
     with pytest.raises(ClaudeNotFound, match="npm install"):
         await engine.run_turn("hello?", key=KEY)
     assert messages(engine.store.current(KEY))[0] == ("user", "hello?", False)  # type: ignore[arg-type]
@@ -297,7 +305,14 @@ async def test_killed_mid_stream_keeps_the_partial_reply(
 
 async def test_timeout_keeps_everything(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     fake_claude.mode("stall").reply(LONG_REPLY)
-    engine = ChatEngine(app, runner=fake_claude.runner(timeout=1.0), clock=clock)
+    engine = ChatEngine(
+        app.db,
+        app.paths,
+        app.config.chat,
+        index=app.ingest_changed,
+        runner=fake_claude.runner(timeout=1.0),
+        clock=clock,
+    )
     with pytest.raises(ClaudeTimeout):
         await engine.run_turn("slowly now", key=KEY)
     stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
@@ -420,7 +435,15 @@ class RecordingHooks(ThresholdHooks):
 
 async def test_hooks_run_in_order(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks()
-    engine = ChatEngine(app, runner=fake_claude.runner(), hooks=hooks, clock=clock)
+    engine = ChatEngine(
+        app.db,
+        app.paths,
+        app.config.chat,
+        index=app.ingest_changed,
+        runner=fake_claude.runner(),
+        hooks=hooks,
+        clock=clock,
+    )
     fake_claude.usage(input=7, cache_read=3)
     await engine.run_turn("hello", key=KEY)
     assert [name for name, _ in hooks.calls] == ["flush", "compact", "after"]
@@ -432,7 +455,15 @@ async def test_a_compaction_hook_changes_what_is_sent(
     app, fake_claude: FakeClaude, clock: Clock
 ) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks(compact_over=10**9)
-    engine = ChatEngine(app, runner=fake_claude.runner(), hooks=hooks, clock=clock)
+    engine = ChatEngine(
+        app.db,
+        app.paths,
+        app.config.chat,
+        index=app.ingest_changed,
+        runner=fake_claude.runner(),
+        hooks=hooks,
+        clock=clock,
+    )
     hooks.engine = engine
     fake_claude.reply("ok")
     for text in ("first question", "second question", "third question"):

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from clawback.core.archive import list_sessions
-from clawback.core.chat_sessions import (
+from clawback.core.archive.read import list_sessions
+from clawback.core.archive.search import search
+from clawback.core.chat.sessions import (
     FreshnessPolicy,
     SessionStore,
     local_session_key,
@@ -18,10 +19,9 @@ from clawback.core.chat_sessions import (
     policy_for,
     resolve_model,
 )
-from clawback.core.claude_events import Usage
+from clawback.core.claude.events import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ConfigError, NotFoundError, SessionKeyError
-from clawback.core.search import search
 
 from .helpers import cc_assistant, cc_user, write_lines
 

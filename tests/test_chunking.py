@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from clawback.core.chunking import Chunk, chunk_markdown, split_for_index
+from clawback.core.archive.chunking import Chunk, chunk_markdown, split_for_index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clawback.core.cjk import cjk_bigrams, has_cjk, query_bigrams, split_scripts
+from clawback.core.archive.cjk import cjk_bigrams, has_cjk, query_bigrams, split_scripts
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude_events import (
+from clawback.core.claude.events import (
     ApiRetry,
     AssistantMessage,
     Event,

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clawback.core.claude_events import (
+from clawback.core.claude.events import (
     ApiRetry,
     AssistantMessage,
     Event,
@@ -20,7 +20,7 @@ from clawback.core.claude_events import (
     TextDelta,
     Usage,
 )
-from clawback.core.claude_runner import (
+from clawback.core.claude.runner import (
     ClaudeAPIError,
     ClaudeAuthError,
     ClaudeBadOutput,

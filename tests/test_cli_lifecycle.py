@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawback.core.context import Clawback
+from clawback.core.home import Home
 
 from .test_cli_chat import calls, run
 from .test_flush import KEY, seed
@@ -19,7 +19,7 @@ SUMMARY = "They planned the greenhouse: a quixotic irrigation loop, 3 beds, comp
 def seeded(tmp_path: Path) -> tuple[Path, str]:
     """A home with one indexed chat session of 10 messages."""
     home = tmp_path / "home"
-    app = Clawback.open(home)
+    app = Home.open(home)
     try:
         session = seed(app.chat_engine(), 10)
         app.ingest_changed({session.transcript_path})
@@ -30,7 +30,7 @@ def seeded(tmp_path: Path) -> tuple[Path, str]:
 
 def state(home: Path, session_id: str) -> tuple[bytes, tuple[object, ...], list[object]]:
     """The transcript bytes, the session row and the ledger, to compare before and after."""
-    app = Clawback.open(home)
+    app = Home.open(home)
     try:
         row = app.db.execute("SELECT * FROM chat_sessions WHERE id = ?", (session_id,)).fetchone()
         ledger = app.db.execute("SELECT * FROM compactions").fetchall()
@@ -40,7 +40,7 @@ def state(home: Path, session_id: str) -> tuple[bytes, tuple[object, ...], list[
 
 
 def session_row(home: Path, session_id: str) -> dict[str, object]:
-    app = Clawback.open(home)
+    app = Home.open(home)
     try:
         session = app.chat_engine().store.require(session_id)
         return session.to_json()

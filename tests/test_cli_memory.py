@@ -12,8 +12,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from clawback.core.context import Clawback
-from clawback.core.facts import FactStore, NewFact
+from clawback.core.home import Home
+from clawback.core.memory.facts import FactStore, NewFact
 
 from .fake_claude.fixtures import FAKE_CLAUDE
 from .test_librarian import PAYLOAD, conversation
@@ -102,7 +102,7 @@ def test_memory_check_flags_size_and_broken_links(tmp_path: Path) -> None:
 @pytest.fixture
 def facts_home(tmp_path: Path) -> Path:
     home = tmp_path / "h"
-    app = Clawback.open(home)
+    app = Home.open(home)
     store = FactStore(app.db)
     store.add(NewFact("config", "Billing listens on port 5432", session_id="s1"))
     store.add(NewFact("config", "Billing listens on port 5433", session_id="s1"))  # supersedes

@@ -7,11 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from clawback.core.chat import ChatEngine
-from clawback.core.chat_sessions import ChatSession
-from clawback.core.claude_events import Usage
-from clawback.core.claude_runner import ClaudeError, ClaudeTimeout
-from clawback.core.compaction import (
+from clawback.core.archive.search import search
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.transcript import Transcript
+from clawback.core.claude.events import Usage
+from clawback.core.claude.runner import ClaudeError, ClaudeTimeout
+from clawback.core.memory.compaction import (
     COMPACTION_PROMPT,
     CompactionError,
     Compactor,
@@ -20,9 +22,7 @@ from clawback.core.compaction import (
     list_compactions,
     start_fact_extraction,
 )
-from clawback.core.facts import FactStore
-from clawback.core.search import search
-from clawback.core.transcript import Transcript
+from clawback.core.memory.facts import FactStore
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
     FakeClaude,
@@ -240,7 +240,7 @@ async def test_facts_are_extracted_from_the_compacted_messages_in_the_background
          "The greenhouse gets three raised beds.", "context": "", "message_id": "m2"}]}
     )  # fmt: skip
     reports: list[str] = []
-    task = start_fact_extraction(app, engine.runner, proposal, report=reports.append)
+    task = start_fact_extraction(app.db, engine.runner, proposal, report=reports.append)
     assert not task.done()  # started, not awaited: the chat goes on meanwhile
     changes = await task
     assert [c.action.value for c in changes] == ["add"]
@@ -262,7 +262,7 @@ async def test_a_failed_extraction_is_only_reported(
     compactor.commit(proposal)
     fake_claude.mode("err429")
     reports: list[str] = []
-    assert await start_fact_extraction(app, engine.runner, proposal, report=reports.append) == []
+    assert await start_fact_extraction(app.db, engine.runner, proposal, report=reports.append) == []
     (report,) = reports
     assert report.startswith("Knowledge extraction after the compaction failed:")
     assert FactStore(app.db).list() == []
@@ -278,7 +278,7 @@ async def test_cancelling_the_extraction_stops_claude(
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("hang")
-    task = start_fact_extraction(app, engine.runner, proposal, report=lambda _: None)
+    task = start_fact_extraction(app.db, engine.runner, proposal, report=lambda _: None)
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from clawback.core.config import ChatConfig
-from clawback.core.context_builder import (
+from clawback.core.archive.recall import Fact, RecallBlock, build_recall_block
+from clawback.core.chat.prompt import (
     DEFAULT_SYSTEM_PROMPT,
     PROTECTED_MESSAGES,
     ContextMessage,
@@ -16,7 +16,7 @@ from clawback.core.context_builder import (
     render_message,
     smart_trim,
 )
-from clawback.core.recall import Fact, RecallBlock, build_recall_block
+from clawback.core.config import ChatConfig
 from clawback.core.tokens import estimate_tokens
 
 

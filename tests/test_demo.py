@@ -6,23 +6,23 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from clawback.core.compaction import compacted_messages, list_compactions
-from clawback.core.context import Clawback
+from clawback.core.archive.search import SearchFilters, search
+from clawback.core.chat.transcript import Transcript
 from clawback.core.demo import build_demo_home
 from clawback.core.demo.chat import KEY, SESSION_ID
-from clawback.core.facts import FactStore
-from clawback.core.search import SearchFilters, search
-from clawback.core.transcript import Transcript
+from clawback.core.home import Home
+from clawback.core.memory.compaction import compacted_messages, list_compactions
+from clawback.core.memory.facts import FactStore
 
 
-def facts(app: Clawback) -> list[tuple[str, str, bool, bool]]:
+def facts(app: Home) -> list[tuple[str, str, bool, bool]]:
     return sorted(
         (f.type, f.content, f.edited, f.active)
         for f in FactStore(app.db).list(session_id=SESSION_ID, include_superseded=True)
     )
 
 
-def test_the_native_session_is_a_chat_session_with_a_compaction(demo_app: Clawback) -> None:
+def test_the_native_session_is_a_chat_session_with_a_compaction(demo_app: Home) -> None:
     engine = demo_app.chat_engine()
     session = engine.store.require(SESSION_ID)
     assert (session.key, session.label) == (KEY, "memory design")
@@ -46,7 +46,7 @@ def test_the_native_session_is_a_chat_session_with_a_compaction(demo_app: Clawba
     assert [hit.kind for hit in hits] == ["compaction"]  # the summary is searchable too
 
 
-def test_the_facts_include_a_superseded_and_an_edited_one(demo_app: Clawback) -> None:
+def test_the_facts_include_a_superseded_and_an_edited_one(demo_app: Home) -> None:
     found = FactStore(demo_app.db).list(session_id=SESSION_ID, include_superseded=True)
     assert len(found) == 5
     (old,) = [f for f in found if not f.active]
@@ -58,15 +58,13 @@ def test_the_facts_include_a_superseded_and_an_edited_one(demo_app: Clawback) ->
     assert {f.message_id for f in found} <= {m.id for m in transcript.read().messages}
 
 
-def test_building_again_adds_nothing_and_follows_the_copy(
-    demo_app: Clawback, tmp_path: Path
-) -> None:
+def test_building_again_adds_nothing_and_follows_the_copy(demo_app: Home, tmp_path: Path) -> None:
     before = facts(demo_app)
     copy = tmp_path / "second"
     shutil.copytree(demo_app.paths.home, copy, symlinks=True)
     build_demo_home(copy)
     build_demo_home(copy)
-    again = Clawback.open(copy)
+    again = Home.open(copy)
     try:
         assert facts(again) == before
         assert len(list_compactions(again.db)) == 1
@@ -78,7 +76,7 @@ def test_building_again_adds_nothing_and_follows_the_copy(
 
 def test_two_builds_give_the_same_rows(tmp_path: Path) -> None:
     homes = [build_demo_home(tmp_path / name) for name in ("one", "two")]
-    opened = [Clawback.open(home) for home in homes]
+    opened = [Home.open(home) for home in homes]
     try:
         one, two = opened
         assert facts(one) == facts(two)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
-from clawback.core.db import connect, migrations
+from clawback.core.db import connect
 from clawback.core.errors import NotFoundError, UsageError
-from clawback.core.facts import (
+from clawback.core.memory.facts import (
     CONTRADICTION_OVERLAP,
     COVER,
     SIMILAR,
@@ -22,6 +22,7 @@ from clawback.core.facts import (
     facts_provider,
     tokenize,
 )
+from clawback.core.schema import migrations
 
 
 @pytest.fixture

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawback.core.context import Clawback
-from clawback.core.facts import FactStore
-from clawback.core.librarian import Librarian
+from clawback.core.home import Home
+from clawback.core.memory.facts import FactStore
 
 from .fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
 from .test_librarian import PAYLOAD, conversation, statuses
 
 
 async def test_an_edited_fact_survives_reindex_and_extraction_again(
-    app: Clawback, cc_root: Path, fake_claude: FakeClaude
+    app: Home, cc_root: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(cc_root / "proj" / "long.jsonl", "long", 3)
     app.ingest_all()
     fake_claude.structured(PAYLOAD)
-    await Librarian(app, fake_claude.runner()).process()
+    await app.librarian(fake_claude.runner()).process()
     store = FactStore(app.db)
     (port,) = [f for f in store.list() if f.type == "config"]
     assert port.content == "Billing listens on port 5432" and port.message_id == "long-a1"
@@ -28,7 +27,7 @@ async def test_an_edited_fact_survives_reindex_and_extraction_again(
 
     app.reindex()
     assert statuses(app) == {"long": "ready"}  # extraction will run again...
-    report = await Librarian(app, fake_claude.runner()).process()
+    report = await app.librarian(fake_claude.runner()).process()
     assert statuses(app) == {"long": "archived"} and len(fake_claude.calls()) == 2
     (outcome,) = report.conversations
     assert outcome.counts()["supersede"] == 0 and outcome.counts()["add"] == 0

@@ -7,19 +7,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from clawback.core.chat import ChatEngine
-from clawback.core.chat_sessions import ChatSession
-from clawback.core.claude_events import Usage
-from clawback.core.claude_runner import ClaudeRateLimited
+from clawback.core.archive.parsers.native import message_event
+from clawback.core.archive.search import search
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.claude.events import Usage
+from clawback.core.claude.runner import ClaudeRateLimited
 from clawback.core.config import ChatConfig
-from clawback.core.flush import (
+from clawback.core.memory.flush import (
     FLUSH_SYSTEM_PROMPT,
     FlushPolicy,
-    MemoryFlush,
     is_no_reply,
 )
-from clawback.core.parsers.native import message_event
-from clawback.core.search import search
 from clawback.core.timeutil import format_ts
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
@@ -150,7 +149,7 @@ async def test_propose_writes_nothing_and_returns_the_diff(
 ) -> None:
     session = seed(engine, 4, words="we talked about tomatoes")
     fake_claude.reply(NOTES)
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     proposal = await flush.propose(session)
     assert proposal.notes == NOTES and not proposal.empty
     assert proposal.target_name == "memory/2026-05-01.md"
@@ -178,7 +177,7 @@ async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
     existing.parent.mkdir(parents=True)
     existing.write_text("# 2026-05-01\n\nWritten by hand.\n")
     fake_claude.reply(NOTES)
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     proposal = await flush.propose(session)
     written = flush.apply(proposal)
     assert written == existing
@@ -202,7 +201,7 @@ async def test_no_reply_writes_nothing_but_counts_as_the_cycles_flush(
 ) -> None:
     session = with_usage(engine, seed(engine, 4), 195_000)
     fake_claude.reply("NO_REPLY")
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     proposal = await flush.propose(session)
     assert proposal.empty and proposal.notes == "" and proposal.diff == "" and proposal.block == ""
     assert flush.apply(proposal) is None
@@ -214,7 +213,7 @@ async def test_a_session_with_nothing_said_calls_no_claude(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     session, _ = engine.store.get_or_create(KEY)
-    proposal = await MemoryFlush(engine).propose(session)
+    proposal = await engine.hooks.flush.propose(session)
     assert proposal.empty and fake_claude.calls() == []
 
 
@@ -224,7 +223,7 @@ async def test_a_failed_flush_changes_nothing(
     session = seed(engine, 4)
     fake_claude.mode("err429")
     with pytest.raises(ClaudeRateLimited):
-        await MemoryFlush(engine).run(session)
+        await engine.hooks.flush.run(session)
     assert engine.store.require(session.id) == session
     assert not (app.paths.workspace / "memory").exists()
 
@@ -234,7 +233,7 @@ async def test_secrets_in_the_notes_are_masked(
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply("- The deploy key is sk-ant-api03-" + "a1B2c3D4" * 8)
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     written = flush.apply(await flush.propose(session))
     assert written is not None
     text = Path(written).read_text()
@@ -251,7 +250,7 @@ async def test_edited_notes_replace_the_proposal_under_the_same_heading(
 ) -> None:
     session = seed(engine, 4)
     fake_claude.reply(NOTES)
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     proposal = await flush.propose(session)
     edited = proposal.with_notes(f"\n  {EDITED}  \n")
     assert edited.notes == EDITED and edited.heading == proposal.heading
@@ -272,7 +271,7 @@ async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
     engine: ChatEngine, fake_claude: FakeClaude, app
 ) -> None:
     fake_claude.reply(NOTES)
-    proposal = await MemoryFlush(engine).propose(seed(engine, 2))
+    proposal = await engine.hooks.flush.propose(seed(engine, 2))
     assert "+# 2026-05-01\n" in proposal.diff  # the file did not exist yet
     proposal.target.parent.mkdir(parents=True)
     proposal.target.write_text("# 2026-05-01\n\nWritten meanwhile.\n")
@@ -287,7 +286,7 @@ async def test_edited_notes_are_masked_and_blank_ones_write_nothing(
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply(NOTES)
-    flush = MemoryFlush(engine)
+    flush = engine.hooks.flush
     proposal = await flush.propose(session)
     secret = "sk-ant-api03-" + "a1B2c3D4" * 8
     masked = proposal.with_notes(f"- The deploy key is {secret}")

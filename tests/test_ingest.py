@@ -7,21 +7,21 @@ import os
 from pathlib import Path
 
 import pytest
-from clawback.core.archive import list_sessions, resolve_session, session_messages
-from clawback.core.context import Clawback
-from clawback.core.search import SearchFilters, search
-from clawback.core.sources import SourceRoot
+from clawback.core.archive.read import list_sessions, resolve_session, session_messages
+from clawback.core.archive.search import SearchFilters, search
+from clawback.core.archive.sources import SourceRoot
+from clawback.core.home import Home
 
 from .helpers import cc_assistant, cc_user, entry_rows, write_lines
 
 
-def ingest(app: Clawback, root: Path):  # type: ignore[no-untyped-def]
-    from clawback.core.model import Source
+def ingest(app: Home, root: Path):  # type: ignore[no-untyped-def]
+    from clawback.core.records import Source
 
     return app.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
 
 
-def test_new_file_is_imported_and_every_kind_is_searchable(app: Clawback, cc_root: Path) -> None:
+def test_new_file_is_imported_and_every_kind_is_searchable(app: Home, cc_root: Path) -> None:
     path = cc_root / "-home-u-proj" / "s1.jsonl"
     write_lines(
         path,
@@ -69,7 +69,7 @@ def test_new_file_is_imported_and_every_kind_is_searchable(app: Clawback, cc_roo
     assert search(app.db, "plumbus", SearchFilters(kind="tool")).hits
 
 
-def test_unchanged_file_is_not_read_again(app: Clawback, cc_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_file_is_not_read_again(app: Home, cc_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     write_lines(cc_root / "p" / "s1.jsonl", [cc_user("s1", "u1", "hello there world")])
     ingest(app, cc_root)
     opened: list[str] = []
@@ -85,7 +85,7 @@ def test_unchanged_file_is_not_read_again(app: Clawback, cc_root: Path, monkeypa
     assert not [p for p in opened if p.endswith(".jsonl")]
 
 
-def test_grown_file_reads_only_new_lines_and_torn_tail_waits(app: Clawback, cc_root: Path) -> None:
+def test_grown_file_reads_only_new_lines_and_torn_tail_waits(app: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "first message alpha")])
     ingest(app, cc_root)
@@ -103,7 +103,7 @@ def test_grown_file_reads_only_new_lines_and_torn_tail_waits(app: Clawback, cc_r
     assert len(entry_rows(app)) == 2
 
 
-def test_rewritten_file_is_reimported_without_duplicates(app: Clawback, cc_root: Path) -> None:
+def test_rewritten_file_is_reimported_without_duplicates(app: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "original charlie text"), cc_user("s1", "u2", "more")])
     ingest(app, cc_root)
@@ -127,7 +127,7 @@ def test_rewritten_file_is_reimported_without_duplicates(app: Clawback, cc_root:
     assert [r[-1] for r in entry_rows(app)] == ["short foxtrot"]
 
 
-def test_deleted_source_keeps_session_searchable(app: Clawback, cc_root: Path) -> None:
+def test_deleted_source_keeps_session_searchable(app: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "remember the golf course booking")])
     ingest(app, cc_root)
@@ -145,7 +145,7 @@ def test_deleted_source_keeps_session_searchable(app: Clawback, cc_root: Path) -
     assert not resolve_session(app.db, "s1").source_missing
 
 
-def test_bad_lines_are_skipped_counted_and_the_rest_kept(app: Clawback, cc_root: Path) -> None:
+def test_bad_lines_are_skipped_counted_and_the_rest_kept(app: Home, cc_root: Path) -> None:
     app.config.archive.max_line_mb = 1
     path = cc_root / "p" / "s1.jsonl"
     path.parent.mkdir(parents=True)
@@ -176,7 +176,7 @@ def test_bad_lines_are_skipped_counted_and_the_rest_kept(app: Clawback, cc_root:
     assert "max_line_mb" in reasons[4]
 
 
-def test_two_objects_on_one_line_are_both_kept(app: Clawback, cc_root: Path) -> None:
+def test_two_objects_on_one_line_are_both_kept(app: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     path.parent.mkdir(parents=True)
     a = json.dumps(cc_user("s1", "u1", "kilo first"))
@@ -187,7 +187,7 @@ def test_two_objects_on_one_line_are_both_kept(app: Clawback, cc_root: Path) -> 
     assert resolve_session(app.db, "s1").title == "Lima summary title"
 
 
-def test_subagent_file_belongs_to_parent_session_as_sidechain(app: Clawback, cc_root: Path) -> None:
+def test_subagent_file_belongs_to_parent_session_as_sidechain(app: Home, cc_root: Path) -> None:
     sid = "11111111-2222-3333-4444-555555555555"
     write_lines(cc_root / "p" / f"{sid}.jsonl", [cc_user(sid, "u1", "main thread mike")])
     write_lines(
@@ -204,7 +204,7 @@ def test_subagent_file_belongs_to_parent_session_as_sidechain(app: Clawback, cc_
 
 
 def test_secrets_are_masked_in_the_index_but_not_in_the_transcript(
-    app: Clawback, cc_root: Path
+    app: Home, cc_root: Path
 ) -> None:
     secret = "sk-ant-api03-" + "A1b2C3d4" * 8
     path = cc_root / "p" / "s1.jsonl"
@@ -216,7 +216,7 @@ def test_secrets_are_masked_in_the_index_but_not_in_the_transcript(
     assert secret in path.read_text()
 
 
-def test_conversations_split_at_gaps_and_turn_ready(app: Clawback, cc_root: Path) -> None:
+def test_conversations_split_at_gaps_and_turn_ready(app: Home, cc_root: Path) -> None:
     lines = []
     for i, ts in enumerate(
         ["2026-01-01T10:00:00.000Z", "2026-01-01T10:05:00.000Z", "2026-01-01T12:00:00.000Z"]
@@ -241,7 +241,7 @@ def test_conversations_split_at_gaps_and_turn_ready(app: Clawback, cc_root: Path
     assert statuses == ["archived", "archived", "ready"]
 
 
-def test_recover_rolls_back_a_crashed_import(app: Clawback, cc_root: Path) -> None:
+def test_recover_rolls_back_a_crashed_import(app: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", f"u{i}", f"line {i}") for i in range(5)])
     ingest(app, cc_root)
@@ -257,7 +257,7 @@ def test_recover_rolls_back_a_crashed_import(app: Clawback, cc_root: Path) -> No
     assert entry_rows(app) == clean
 
 
-def test_file_keys_make_backup_and_live_copies_one_file(app: Clawback, tmp_path: Path) -> None:
+def test_file_keys_make_backup_and_live_copies_one_file(app: Home, tmp_path: Path) -> None:
     line = cc_user("s1", "u1", "papa quebec")
     write_lines(tmp_path / "backup" / "proj" / "s1.jsonl", [line])
     write_lines(tmp_path / "live" / "proj" / "s1.jsonl", [line])
@@ -267,7 +267,7 @@ def test_file_keys_make_backup_and_live_copies_one_file(app: Clawback, tmp_path:
     assert app.db.execute("SELECT count(*) FROM files").fetchone()[0] == 1
 
 
-def test_memory_files_are_chunked_and_rechunked_on_change(app: Clawback) -> None:
+def test_memory_files_are_chunked_and_rechunked_on_change(app: Home) -> None:
     workspace = app.paths.workspace
     (workspace / "memory").mkdir(parents=True)
     (workspace / "MEMORY.md").write_text("# Memory\n\n## Tools\nUse ripgrep romeo.\n")
@@ -282,7 +282,7 @@ def test_memory_files_are_chunked_and_rechunked_on_change(app: Clawback) -> None
 
 
 @pytest.mark.parametrize("reimport", [False, True])
-def test_demo_archive_ingests_all_three_formats(demo_app: Clawback, reimport: bool) -> None:
+def test_demo_archive_ingests_all_three_formats(demo_app: Home, reimport: bool) -> None:
     if reimport:
         demo_app.reindex()
     sources = {s.source for s in list_sessions(demo_app.db)}

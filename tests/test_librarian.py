@@ -22,17 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude_runner import ClaudeRunner, TurnResult
-from clawback.core.context import Clawback
-from clawback.core.extraction import (
+from clawback.core.claude.runner import ClaudeRunner, TurnResult
+from clawback.core.home import Home
+from clawback.core.memory.extraction import (
     EXTRACTION_SCHEMA,
     TranscriptMessage,
     extract,
     render_transcript,
 )
-from clawback.core.facts import Action, FactStore
-from clawback.core.librarian import Librarian, LibrarianBusy
-from clawback.core.model import Source
+from clawback.core.memory.facts import Action, FactStore
+from clawback.core.memory.librarian import LibrarianBusy
+from clawback.core.records import Source
 from clawback.core.timeutil import format_ts
 
 from .fake_claude.fixtures import FAKE_CLAUDE, FakeClaude, fake_claude_fixture  # noqa: F401
@@ -74,7 +74,7 @@ def conversation(
     write_lines(path, [*lines, *extra])
 
 
-def statuses(app: Clawback) -> dict[str | None, str]:
+def statuses(app: Home) -> dict[str | None, str]:
     rows = app.db.execute("SELECT session_id, status FROM conversations").fetchall()
     return dict(rows)
 
@@ -84,7 +84,7 @@ def src(tmp_path: Path) -> Path:
     return tmp_path / "src" / "proj"
 
 
-def ingest(app: Clawback, *files: Path) -> None:
+def ingest(app: Home, *files: Path) -> None:
     app.ingest_paths(list(files), Source.CLAUDE_CODE)
 
 
@@ -162,7 +162,7 @@ class Watching(ClaudeRunner):
         return await super().run(prompt, **kwargs)
 
 
-async def test_ready_processing_archived(app: Clawback, src: Path, fake_claude: FakeClaude) -> None:
+async def test_ready_processing_archived(app: Home, src: Path, fake_claude: FakeClaude) -> None:
     tool_use = cc_assistant("long", "long-t", [{"type": "tool_use", "id": "t1", "name": "Bash",
                             "input": {"command": "cat .env"}}])  # fmt: skip
     tool_result = cc_user("long", "long-r", [{"type": "tool_result", "tool_use_id": "t1",
@@ -177,7 +177,7 @@ async def test_ready_processing_archived(app: Clawback, src: Path, fake_claude: 
 
     fake_claude.structured(PAYLOAD)
     runner = Watching(fake_claude, app.paths.database)
-    report = await Librarian(app, runner).process()
+    report = await app.librarian(runner).process()
 
     assert statuses(app) == {"long": "archived", "short": "skipped"}
     assert "processing" in runner.seen  # committed before the call
@@ -202,15 +202,15 @@ async def test_ready_processing_archived(app: Clawback, src: Path, fake_claude: 
 
 
 async def test_never_twice_and_new_lines_form_a_new_conversation(
-    app: Clawback, src: Path, fake_claude: FakeClaude
+    app: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     file = src / "s.jsonl"
     conversation(file, "s", 3, start=datetime.now(UTC) - timedelta(days=2))
     ingest(app, file)
     fake_claude.structured(PAYLOAD)
-    await Librarian(app).process()  # the configured claude ($CLAWBACK_CLAUDE: the fake)
+    await app.librarian().process()  # the configured claude ($CLAWBACK_CLAUDE: the fake)
     assert len(fake_claude.calls()) == 1
-    again = await Librarian(app).process()
+    again = await app.librarian().process()
     assert again.conversations == [] and len(fake_claude.calls()) == 1
 
     # the same session goes on a day later: a new conversation, processed on its own
@@ -224,7 +224,7 @@ async def test_never_twice_and_new_lines_form_a_new_conversation(
     ingest(app, file)
     rows = app.db.execute("SELECT status FROM conversations ORDER BY id").fetchall()
     assert [r[0] for r in rows] == ["archived", "ready"]
-    report = await Librarian(app).process()
+    report = await app.librarian().process()
     assert [c.status for c in report.conversations] == ["archived"]
     assert len(fake_claude.calls()) == 2
     assert "late" not in fake_claude.calls()[0]["stdin"]
@@ -234,66 +234,66 @@ async def test_never_twice_and_new_lines_form_a_new_conversation(
     assert report.conversations[0].counts()["none"] == 3
 
 
-async def test_limit_caps_claude_calls(app: Clawback, src: Path, fake_claude: FakeClaude) -> None:
+async def test_limit_caps_claude_calls(app: Home, src: Path, fake_claude: FakeClaude) -> None:
     for name in ("a", "b", "c"):
         conversation(src / f"{name}.jsonl", name, 3)
     conversation(src / "tiny.jsonl", "tiny", 1)
     ingest(app, *(src / f"{n}.jsonl" for n in ("a", "b", "c", "tiny")))
     fake_claude.structured({"summary": "s", "facts": []})
-    report = await Librarian(app).process(limit=2)
+    report = await app.librarian().process(limit=2)
     assert len(fake_claude.calls()) == 2
     assert sorted(statuses(app).values()) == ["archived", "archived", "ready", "skipped"]
     assert report.count("skipped") == 1
 
 
 async def test_a_crash_left_processing_is_recovered(
-    app: Clawback, src: Path, fake_claude: FakeClaude
+    app: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "s.jsonl", "s", 3)
     ingest(app, src / "s.jsonl")
     app.db.execute("UPDATE conversations SET status = 'processing'")  # a run died here
     fake_claude.structured(PAYLOAD)
-    report = await Librarian(app).process()
+    report = await app.librarian().process()
     assert report.recovered == 1
     assert statuses(app) == {"s": "archived"}
     assert len(FactStore(app.db).list()) == 3
 
 
 async def test_claude_errors_leave_the_conversation_ready(
-    app: Clawback, src: Path, fake_claude: FakeClaude
+    app: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "a.jsonl", "a", 3, start=datetime.now(UTC) - timedelta(days=2))
     conversation(src / "b.jsonl", "b", 3)
     ingest(app, src / "a.jsonl", src / "b.jsonl")
 
     fake_claude.mode("crash")  # one bad call: reported, and the run goes on
-    report = await Librarian(app).process()
+    report = await app.librarian().process()
     assert [c.status for c in report.conversations] == ["failed", "failed"]
     assert "crashed on purpose" in (report.conversations[0].error or "")
     assert report.stopped is None and statuses(app) == {"a": "ready", "b": "ready"}
 
     fake_claude.mode("err429")  # the account is rate-limited: the rest would fail too
-    report = await Librarian(app).process()
+    report = await app.librarian().process()
     assert len(report.conversations) == 1 and "429" in (report.stopped or "")
     assert statuses(app) == {"a": "ready", "b": "ready"}
 
     fake_claude.mode("badjson")
-    report = await Librarian(app).process(limit=1)
+    report = await app.librarian().process(limit=1)
     assert report.failed == 1 and statuses(app) == {"a": "ready", "b": "ready"}
     assert FactStore(app.db).count(include_superseded=True) == 0
 
     fake_claude.mode("success").structured(PAYLOAD)
-    report = await Librarian(app).process()
+    report = await app.librarian().process()
     assert statuses(app) == {"a": "archived", "b": "archived"}
 
 
 async def test_cancelling_returns_the_conversation_to_ready(
-    app: Clawback, src: Path, fake_claude: FakeClaude
+    app: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "s.jsonl", "s", 3)
     ingest(app, src / "s.jsonl")
     fake_claude.mode("slow").delay(30).set_env("FAKE_CLAUDE_RETRIES", "1")
-    librarian = Librarian(app, fake_claude.runner())
+    librarian = app.librarian(fake_claude.runner())
     task = asyncio.create_task(librarian.process())
     deadline = time.monotonic() + 10
     while not fake_claude.calls() and time.monotonic() < deadline:
@@ -305,11 +305,11 @@ async def test_cancelling_returns_the_conversation_to_ready(
     assert statuses(app) == {"s": "ready"}
 
 
-async def test_one_librarian_at_a_time(app: Clawback) -> None:
-    first = Librarian(app)
+async def test_one_librarian_at_a_time(app: Home) -> None:
+    first = app.librarian()
     with first.exclusive(), pytest.raises(LibrarianBusy, match="already running"):
-        await Librarian(app).process()
-    assert (await Librarian(app).process()).conversations == []
+        await app.librarian().process()
+    assert (await app.librarian().process()).conversations == []
 
 
 @pytest.mark.slow
@@ -317,7 +317,7 @@ def test_sigkill_mid_call_then_a_rerun_completes(src: Path, tmp_path: Path) -> N
     """A real ``clawback process`` killed with SIGKILL while claude is slow."""
     home = tmp_path / "home"
     conversation(src / "s.jsonl", "s", 3)
-    app = Clawback.open(home)
+    app = Home.open(home)
     ingest(app, src / "s.jsonl")
     app.close()
     log = tmp_path / "calls.jsonl"

@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from clawback.core.chat import ChatEngine, Notice, PromptAssembled, ThresholdHooks, TurnFinished
-from clawback.core.claude_events import Usage
-from clawback.core.claude_runner import ClaudeTimeout
-from clawback.core.compaction import COMPACTION_PROMPT, list_compactions
-from clawback.core.facts import FactStore, NewFact
-from clawback.core.flush import FLUSH_SYSTEM_PROMPT
-from clawback.core.lifecycle import CompactionPolicy, MemoryLifecycleHooks
+from clawback.core.chat.engine import (
+    ChatEngine,
+    Notice,
+    PromptAssembled,
+    ThresholdHooks,
+    TurnFinished,
+)
+from clawback.core.claude.events import Usage
+from clawback.core.claude.runner import ClaudeTimeout
+from clawback.core.memory.compaction import COMPACTION_PROMPT, list_compactions
+from clawback.core.memory.facts import FactStore, NewFact
+from clawback.core.memory.flush import FLUSH_SYSTEM_PROMPT
+from clawback.core.memory.lifecycle import CompactionPolicy, MemoryLifecycleHooks
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
     FakeClaude,

@@ -6,7 +6,7 @@ import random
 import string
 
 import pytest
-from clawback.core.masking import mask_secrets
+from clawback.core.archive.masking import mask_secrets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from clawback.core.errors import NotFoundError, UsageError
-from clawback.core.memory_files import MAX_BYTES, MAX_LINES, Workspace
+from clawback.core.memory.files import MAX_BYTES, MAX_LINES, Workspace
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta, Source
-from clawback.core.parsers import PARSERS, detect_format
-from clawback.core.parsers.claude_code import describe_tool_call, parse_line
+from clawback.core.archive.parsers import PARSERS, detect_format
+from clawback.core.archive.parsers.claude_code import describe_tool_call, parse_line
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta, Source
-from clawback.core.parsers import PARSERS, detect_format
-from clawback.core.parsers.native import (
+from clawback.core.archive.parsers import PARSERS, detect_format
+from clawback.core.archive.parsers.native import (
     compaction_event,
     label_event,
     message_event,
     parse_line,
     session_header,
 )
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -7,9 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clawback.core.model import Entry, Kind, ParsedLine, Role, SessionMeta, Source
-from clawback.core.parsers import PARSERS, detect_format
-from clawback.core.parsers.openclaw import load_session_store, parse_line, session_id_from_path
+from clawback.core.archive.parsers import PARSERS, detect_format
+from clawback.core.archive.parsers.openclaw import (
+    load_session_store,
+    parse_line,
+    session_id_from_path,
+)
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from hypothesis import given
 from hypothesis import strategies as st
 

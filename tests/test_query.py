@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Iterator
 
 import pytest
-from clawback.core.cjk import cjk_bigrams
-from clawback.core.query import (
+from clawback.core.archive.cjk import cjk_bigrams
+from clawback.core.archive.query import (
     MAX_TERMS,
     build_match,
     parse_query,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawback.core.parsers.native import message_event, session_header
-from clawback.core.recall import (
+from clawback.core.archive.parsers.native import message_event, session_header
+from clawback.core.archive.recall import (
     CLOSE_TAG,
     OPEN_TAG,
     Fact,
@@ -17,8 +17,8 @@ from clawback.core.recall import (
     recall_terms,
     strip_recalled,
 )
+from clawback.core.chat.transcript import Transcript
 from clawback.core.tokens import estimate_tokens
-from clawback.core.transcript import Transcript
 
 from .helpers import cc_assistant, cc_user, write_lines
 

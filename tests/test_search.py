@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clawback.core.context import Clawback
-from clawback.core.query import build_match
-from clawback.core.search import SearchFilters, search
+from clawback.core.archive.query import build_match
+from clawback.core.archive.search import SearchFilters, search
+from clawback.core.home import Home
 
 
 @pytest.mark.parametrize("query", ["sak*", "ter*", "kyo* hot*", "fts*", "the*", "co*", "s*"])
-def test_prefix_queries_find_exactly_what_fts5_prefixes_find(
-    demo_app: Clawback, query: str
-) -> None:
+def test_prefix_queries_find_exactly_what_fts5_prefixes_find(demo_app: Home, query: str) -> None:
     match = build_match(query)
     raw = {row[0] for row in demo_app.db.execute(
         "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?", (match,))}  # fmt: skip
@@ -21,7 +19,7 @@ def test_prefix_queries_find_exactly_what_fts5_prefixes_find(
     assert found == raw and raw
 
 
-def test_filters_narrow_and_limit_holds(demo_app: Clawback) -> None:
+def test_filters_narrow_and_limit_holds(demo_app: Home) -> None:
     everything = search(demo_app.db, "the", limit=1000).hits
     assert len(search(demo_app.db, "the", limit=3).hits) == 3
     users = search(demo_app.db, "the", SearchFilters(role="user"), limit=1000).hits
@@ -33,7 +31,7 @@ def test_filters_narrow_and_limit_holds(demo_app: Clawback) -> None:
     assert project and {hit.session_title for hit in project} == {"Deploy pipeline for the website"}
 
 
-def test_hits_are_ranked_and_point_at_their_line(demo_app: Clawback) -> None:
+def test_hits_are_ranked_and_point_at_their_line(demo_app: Home) -> None:
     hits = search(demo_app.db, "sidebar", limit=50).hits
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     for hit in hits:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from clawback.core.errors import SessionKeyError, UsageError
-from clawback.core.session_keys import (
+from clawback.core.archive.parsers.session_keys import (
     RESERVED_NAMES,
     SUFFIX_MARKERS,
     SessionKey,
@@ -18,6 +17,7 @@ from clawback.core.session_keys import (
     subagent_key,
     thread_key,
 )
+from clawback.core.errors import SessionKeyError, UsageError
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -6,13 +6,13 @@ import json
 import threading
 from pathlib import Path
 
-from clawback.core.parsers.native import (
+from clawback.core.archive.parsers.native import (
     compaction_event,
     label_event,
     message_event,
     session_header,
 )
-from clawback.core.transcript import Transcript
+from clawback.core.chat.transcript import Transcript
 
 T0 = "2026-05-01T10:00:00.000Z"
 
@@ -158,7 +158,7 @@ def test_a_missing_file_reads_as_empty(tmp_path: Path) -> None:
 
 
 def test_the_index_reads_a_repaired_transcript_whole(app) -> None:  # type: ignore[no-untyped-def]
-    from clawback.core.archive import session_messages
+    from clawback.core.archive.read import session_messages
 
     t = Transcript(app.paths.sessions / "s-1.jsonl")
     t.create(header())

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from clawback.core.context import Clawback
+from clawback.core.home import Home
 from clawback.themes import LoadedThemes, load_themes
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -193,7 +193,7 @@ class ClawbackApp(App[int]):
             background.report_failure(self, event.worker)
 
 
-def make_app(clawback: Clawback, *, runner: Any = None, watch: bool = True) -> ClawbackApp:
+def make_app(clawback: Home, *, runner: Any = None, watch: bool = True) -> ClawbackApp:
     """The app on an opened home; ``runner`` is the chat engine, ``watch`` the live updates."""
     themes = load_themes(clawback.paths.home / "themes")
     return ClawbackApp(Store(clawback), themes, runner=runner, watch=watch)

@@ -3,7 +3,7 @@
 The engine writes through one SQLite connection and runs asyncio subprocesses, background fact
 extraction included, on whatever loop it is called from. Running it on the app's loop would
 block painting on every write and share the connection the app's ingest workers use. So the
-engine gets its own ``Clawback`` (its own connection), opened in its own thread, which runs an
+engine gets its own ``Home`` (its own connection), opened in its own thread, which runs an
 event loop for as long as the app does; the app awaits work there through :meth:`EngineHost.submit`
 without ever blocking. Cancelling a turn (``EngineHost.cancel``) is safe from any thread.
 
@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from clawback.core.context import Clawback
+from clawback.core.home import Home
 
 if TYPE_CHECKING:
-    from clawback.core.chat import ChatEngine
-    from clawback.core.lifecycle import MemoryLifecycleHooks
+    from clawback.core.chat.engine import ChatEngine
+    from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 
 T = TypeVar("T")
 
@@ -89,9 +89,9 @@ class EngineHost:
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        clawback: Clawback | None = None
+        clawback: Home | None = None
         try:
-            clawback = Clawback.open(self._home)
+            clawback = Home.open(self._home)
             self._engine = clawback.chat_engine(runner=self._runner)
         except BaseException as exc:  # surfaces in the first submit
             self._error = exc

@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from clawback.core.context import Clawback
 from clawback.core.demo import build_demo_home
 from clawback.core.demo.chat import SESSION_ID as DEMO_CHAT_SESSION
+from clawback.core.home import Home
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
@@ -74,7 +74,7 @@ SCENES: list[tuple[str, Scene]] = [
 
 
 async def shoot(home: Path, out: Path, name: str, scene: Scene, theme: str | None) -> Path:
-    clawback = Clawback.open(home)
+    clawback = Home.open(home)
     app: ClawbackApp = make_app(clawback, watch=False)
     try:
         async with app.run_test(size=SIZE) as pilot:

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core import archive
+from clawback.core.archive import read as archive
+from clawback.core.archive.ingest import IngestStats, Progress
+from clawback.core.archive.search import SearchFilters, SearchResults, search
+from clawback.core.archive.sources import configured_roots
 from clawback.core.config import update_settings
-from clawback.core.context import Clawback
 from clawback.core.db import connect
 from clawback.core.errors import ConfigError
-from clawback.core.ingest import IngestStats, Progress
-from clawback.core.memory_files import Workspace
-from clawback.core.search import SearchFilters, SearchResults, search
-from clawback.core.sources import configured_roots
+from clawback.core.home import Home
+from clawback.core.memory.files import Workspace
 
 ProgressFactory = Callable[[int, int], Progress]
 
@@ -64,7 +64,7 @@ class _Reader:
 
 
 class Store:
-    def __init__(self, clawback: Clawback) -> None:
+    def __init__(self, clawback: Home) -> None:
         self.clawback = clawback
         self.paths = clawback.paths
         self.config = clawback.config

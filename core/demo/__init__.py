@@ -14,10 +14,10 @@ import tempfile
 from importlib.resources import files
 from pathlib import Path
 
-from ..config import Config, save_config
-from ..context import Clawback
-from ..paths import Paths, ensure_private_dir
-from .chat import seed_chat_session
+from clawback.core.config import Config, save_config
+from clawback.core.demo.chat import seed_chat_session
+from clawback.core.home import Home
+from clawback.core.paths import Paths, ensure_private_dir
 
 
 def demo_data() -> Path:
@@ -40,7 +40,7 @@ def build_demo_home(home: Path | None = None) -> Path:
     config.sources.claude_code_path = str(sources / "claude-code")
     config.sources.openclaw_path = str(sources / "openclaw")
     save_config(config, paths.config)
-    app = Clawback.open(home)
+    app = Home.open(home)
     try:
         app.ingest_all()
         seed_chat_session(app)

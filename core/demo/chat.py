@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..chat_sessions import ChatSession
-from ..context import Clawback
-from ..db import write_transaction
-from ..facts import FactStore, NewFact
-from ..transcript import Transcript, TranscriptView
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.transcript import Transcript, TranscriptView
+from clawback.core.db import write_transaction
+from clawback.core.home import Home
+from clawback.core.memory.facts import FactStore, NewFact
 
 SESSION_ID = "618966e0-d7ef-5856-afd2-a43fb7f0c984"
 KEY = "local:demo"
@@ -72,7 +72,7 @@ CORRECTED = (
 )
 
 
-def seed_chat_session(app: Clawback) -> None:
+def seed_chat_session(app: Home) -> None:
     """Register the demo transcript as a chat session with its ledger row and facts (once)."""
     path = app.paths.sessions / f"{SESSION_ID}.jsonl"
     view = Transcript(path).read()
@@ -90,7 +90,7 @@ def seed_chat_session(app: Clawback) -> None:
         _add_facts(app, view)
 
 
-def _insert_session(app: Clawback, view: TranscriptView, path: Path) -> None:
+def _insert_session(app: Home, view: TranscriptView, path: Path) -> None:
     compaction = view.compaction
     assert compaction is not None and view.created is not None
     last = view.messages[-1]
@@ -115,7 +115,7 @@ def _insert_session(app: Clawback, view: TranscriptView, path: Path) -> None:
     )
 
 
-def _insert_ledger_row(app: Clawback, view: TranscriptView) -> None:
+def _insert_ledger_row(app: Home, view: TranscriptView) -> None:
     """The row :meth:`Compactor.commit` writes beside the transcript's compaction line.
 
     Its time and first kept message are the line's, so the pane finds the messages it replaced.
@@ -132,7 +132,7 @@ def _insert_ledger_row(app: Clawback, view: TranscriptView) -> None:
     )  # fmt: skip
 
 
-def _add_facts(app: Clawback, view: TranscriptView) -> None:
+def _add_facts(app: Home, view: TranscriptView) -> None:
     store = FactStore(app.db)
 
     def new(fact: DemoFact) -> NewFact:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude_runner import CLAUDE_ENV, ClaudeRunner
+from clawback.core.claude.runner import CLAUDE_ENV, ClaudeRunner
 
 FAKE_CLAUDE = Path(__file__).resolve().with_name("claude")
 EXTRA_CAPTURES = Path(__file__).resolve().with_name("captures")

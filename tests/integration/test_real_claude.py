@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude_events import SystemInit, TextDelta
-from clawback.core.claude_runner import (
+from clawback.core.claude.events import SystemInit, TextDelta
+from clawback.core.claude.runner import (
     ClaudeAPIError,
     ClaudeAuthError,
     ClaudeCancelled,

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from clawback.core.config import update_setting
-from clawback.core.context import Clawback
+from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.sessions import PAGE, SessionList, SessionsPane
 from clawback.tui.panes.transcript import TranscriptPane
@@ -118,7 +118,7 @@ async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None
     saved = tomllib.loads(demo_app.paths.config.read_text())["ui"]
     assert saved == {"sessions_project": CLAWBACK, "sessions_source": "claude-code"}
 
-    reopened = Clawback.open(demo_app.paths.home)
+    reopened = Home.open(demo_app.paths.home)
     again = make_app(reopened, watch=False)
     try:
         async with again.run_test(size=SIZE) as pilot:
@@ -152,7 +152,7 @@ async def test_new_sessions_update_the_project_counts(tui: ClawbackApp) -> None:
 
 async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_app) -> None:  # type: ignore[no-untyped-def]
     update_setting(demo_app.paths, "ui.sessions_project", "/home/demo/projects/retired")
-    reopened = Clawback.open(demo_app.paths.home)
+    reopened = Home.open(demo_app.paths.home)
     app = make_app(reopened, watch=False)
     try:
         async with app.run_test(size=SIZE) as pilot:

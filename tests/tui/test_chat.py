@@ -4,7 +4,7 @@ Claude Code session is forked on its first message."""
 
 from __future__ import annotations
 
-from clawback.core.archive import list_sessions
+from clawback.core.archive.read import list_sessions
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.chat_dock import ChatDock

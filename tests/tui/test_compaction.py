@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from clawback.core.compaction import list_compactions
-from clawback.core.context import Clawback
 from clawback.core.demo.chat import SESSION_ID
-from clawback.core.facts import FactStore, NewFact
+from clawback.core.home import Home
+from clawback.core.memory.compaction import list_compactions
+from clawback.core.memory.facts import FactStore, NewFact
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.compaction import CompactionPane
 from clawback.tui.screens.dialogs import ChoiceScreen
@@ -29,7 +29,7 @@ PROPOSED = "- Alice keeps bees in the xylophonic greenhouse."
 EDITED = "- Alice keeps quince trees by the pond."
 
 
-def memory_files(app: Clawback) -> dict[str, str]:
+def memory_files(app: Home) -> dict[str, str]:
     """Every file under the workspace's memory folder (backups too), by name."""
     folder = app.paths.workspace / "memory"
     return {p.name: p.read_text() for p in sorted(folder.glob("*"))} if folder.is_dir() else {}
@@ -49,7 +49,7 @@ async def screen_of(pilot: Pilot[object], kind: type[T]) -> T:
 
 
 async def flush_dialog(  # type: ignore[no-untyped-def]
-    demo_app: Clawback, fake_claude: FakeClaude, pilot: Pilot[object], *, key: bool = True
+    demo_app: Home, fake_claude: FakeClaude, pilot: Pilot[object], *, key: bool = True
 ):
     """Open a seeded session's pane, ask for a flush (its key or its button) and wait for the
     three choices."""
@@ -86,7 +86,7 @@ async def replace_text(pilot: Pilot[object], editor: EditorScreen, text: str) ->
 
 
 async def test_flush_edit_save_writes_the_edited_notes(
-    demo_app: Clawback, fake_claude: FakeClaude
+    demo_app: Home, fake_claude: FakeClaude
 ) -> None:
     before = memory_files(demo_app)
     tui = make_app(demo_app, watch=False)
@@ -108,7 +108,7 @@ async def test_flush_edit_save_writes_the_edited_notes(
 
 
 async def test_flush_edit_cancel_goes_back_and_writes_nothing(
-    demo_app: Clawback, fake_claude: FakeClaude
+    demo_app: Home, fake_claude: FakeClaude
 ) -> None:
     before = memory_files(demo_app)
     tui = make_app(demo_app, watch=False)
@@ -127,7 +127,7 @@ async def test_flush_edit_cancel_goes_back_and_writes_nothing(
     assert demo_app.chat_engine().store.require(session.id).memory_flush_at is None
 
 
-async def test_flush_discard_writes_nothing(demo_app: Clawback, fake_claude: FakeClaude) -> None:
+async def test_flush_discard_writes_nothing(demo_app: Home, fake_claude: FakeClaude) -> None:
     before = memory_files(demo_app)
     tui = make_app(demo_app, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
@@ -140,7 +140,7 @@ async def test_flush_discard_writes_nothing(demo_app: Clawback, fake_claude: Fak
 
 
 async def test_flush_edited_to_nothing_is_discarded(
-    demo_app: Clawback, fake_claude: FakeClaude
+    demo_app: Home, fake_claude: FakeClaude
 ) -> None:
     before = memory_files(demo_app)
     tui = make_app(demo_app, watch=False)
@@ -178,7 +178,7 @@ def row_text(facts: FactList, fact_id: int) -> str:
 
 
 async def test_editing_a_fact_saves_it_through_the_store_and_it_stays(
-    demo_app: Clawback,
+    demo_app: Home,
 ) -> None:
     store = FactStore(demo_app.db)
     (config,) = [f for f in store.list(session_id=SESSION_ID) if f.type == "config"]
@@ -212,7 +212,7 @@ async def test_editing_a_fact_saves_it_through_the_store_and_it_stays(
     assert kept.active and kept.edited and kept.content == corrected
 
 
-async def test_escape_in_the_fact_editor_changes_nothing(demo_app: Clawback) -> None:
+async def test_escape_in_the_fact_editor_changes_nothing(demo_app: Home) -> None:
     store = FactStore(demo_app.db)
     before = [(f.id, f.content, f.edited) for f in store.list(include_superseded=True)]
     tui = make_app(demo_app, watch=False)
@@ -227,7 +227,7 @@ async def test_escape_in_the_fact_editor_changes_nothing(demo_app: Clawback) -> 
     assert [(f.id, f.content, f.edited) for f in store.list(include_superseded=True)] == before
 
 
-async def test_a_superseded_fact_refuses_to_be_edited(demo_app: Clawback) -> None:
+async def test_a_superseded_fact_refuses_to_be_edited(demo_app: Home) -> None:
     store = FactStore(demo_app.db)
     (old,) = [f for f in store.list(session_id=SESSION_ID, include_superseded=True) if not f.active]
     tui = make_app(demo_app, watch=False)
@@ -245,7 +245,7 @@ async def test_a_superseded_fact_refuses_to_be_edited(demo_app: Clawback) -> Non
     assert store.get(old.id) == old
 
 
-async def test_a_session_without_facts_says_so(demo_app: Clawback) -> None:
+async def test_a_session_without_facts_says_so(demo_app: Home) -> None:
     session = seed(demo_app.chat_engine(), 2)
     tui = make_app(demo_app, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
@@ -259,7 +259,7 @@ async def test_a_session_without_facts_says_so(demo_app: Clawback) -> None:
         assert "No facts from this session" in notices(tui)
 
 
-async def test_flush_accept_writes_the_memory_file(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
+async def test_flush_accept_writes_the_memory_file(demo_app: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
     session = seed(demo_app.chat_engine(), 4)
     fake_claude.reply("- Alice keeps bees in the xylophonic greenhouse.")
     tui = make_app(demo_app, watch=False)
@@ -276,7 +276,7 @@ async def test_flush_accept_writes_the_memory_file(demo_app: Clawback, fake_clau
         assert any("xylophonic greenhouse" in f.read_text() for f in files)
 
 
-async def test_compact_confirm_adds_a_ledger_row(demo_app: Clawback, fake_claude) -> None:  # type: ignore[no-untyped-def]
+async def test_compact_confirm_adds_a_ledger_row(demo_app: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
     session = seed(demo_app.chat_engine(), 10)
     fake_claude.reply("Alice plans a greenhouse; decided: three beds.")
     tui = make_app(demo_app, watch=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tomllib
 from datetime import date
 
-from clawback.core.compaction import list_compactions
+from clawback.core.memory.compaction import list_compactions
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.memory import MemoryPane
 from clawback.tui.panes.transcript import TranscriptPane

@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from clawback.core.context import Clawback
 from clawback.core.demo import demo_data
+from clawback.core.home import Home
 from clawback.tui.app import make_app
 from clawback.tui.panes.sessions import SessionList
 from clawback.tui.panes.transcript import TranscriptPane
@@ -34,7 +34,7 @@ def native_line(text: str, n: int) -> str:
     )
 
 
-async def test_an_open_transcript_follows_new_entries(demo_app: Clawback) -> None:
+async def test_an_open_transcript_follows_new_entries(demo_app: Home) -> None:
     transcript_file = next(demo_app.paths.sessions.glob("*.jsonl"))
     app = make_app(demo_app)  # with the watcher
     async with app.run_test(size=SIZE) as pilot:
@@ -55,7 +55,7 @@ async def test_an_open_transcript_follows_new_entries(demo_app: Clawback) -> Non
 async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path) -> None:
     sources = tmp_path / "claude-projects"
     shutil.copytree(demo_data() / "claude-code", sources)
-    clawback = Clawback.open(tmp_path / "home")
+    clawback = Home.open(tmp_path / "home")
     clawback.config.sources.claude_code_path = str(sources)
     clawback.config.sources.openclaw_path = str(tmp_path / "none")
     app = make_app(clawback, watch=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import tomllib
 
-from clawback.core.context import Clawback
-from clawback.core.search import SearchResults
+from clawback.core.archive.search import SearchResults
+from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.search import SearchPane, as_you_type, too_short
 from clawback.tui.panes.transcript import TranscriptPane
@@ -125,7 +125,7 @@ async def test_search_filters_are_kept_for_the_next_start(demo_app) -> None:  # 
         "search_this_session": True,
     }
 
-    reopened = Clawback.open(demo_app.paths.home)
+    reopened = Home.open(demo_app.paths.home)
     again = make_app(reopened, watch=False)
     try:
         async with again.run_test(size=SIZE) as pilot:

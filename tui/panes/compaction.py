@@ -17,17 +17,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
-from clawback.core.chat_sessions import ChatSession
-from clawback.core.compaction import (
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.errors import UsageError
+from clawback.core.memory.compaction import (
     CompactionProposal,
     CompactionRecord,
     Compactor,
     NothingToCompact,
     list_compactions,
 )
-from clawback.core.errors import UsageError
-from clawback.core.facts import Fact, FactStore
-from clawback.core.flush import FlushProposal, MemoryFlush
+from clawback.core.memory.facts import Fact, FactStore
+from clawback.core.memory.flush import FlushProposal, MemoryFlush
+from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -43,7 +44,7 @@ from ..widgets.lifecycle_views import FactList, LedgerRow, fact_order
 from ..widgets.pane import Pane, stylesheet
 
 if TYPE_CHECKING:
-    from clawback.core.chat import ChatEngine
+    from clawback.core.chat.engine import ChatEngine
 
     from ..engine import EngineHost
 
@@ -59,12 +60,19 @@ class Snapshot:
     facts: list[Fact]
 
 
+def _lifecycle(engine: ChatEngine) -> MemoryLifecycleHooks:
+    """The engine's memory lifecycle (the home builds every engine with one)."""
+    if not isinstance(engine.hooks, MemoryLifecycleHooks):
+        raise UsageError("The memory lifecycle is off for this chat engine.")
+    return engine.hooks
+
+
 def _flush(engine: ChatEngine) -> MemoryFlush:
-    return getattr(engine.hooks, "flush", None) or MemoryFlush(engine)
+    return _lifecycle(engine).flush
 
 
 def _compactor(engine: ChatEngine) -> Compactor:
-    return getattr(engine.hooks, "compactor", None) or Compactor(engine)
+    return _lifecycle(engine).compactor
 
 
 class CompactionPane(Pane):
@@ -126,7 +134,7 @@ class CompactionPane(Pane):
     @work(exclusive=True, group="compaction-refresh", exit_on_error=False)
     async def _refresh(self, session_id: str) -> None:
         def read(engine: ChatEngine) -> Snapshot:
-            db = engine.app.db
+            db = engine.db
             facts = FactStore(db).list(session_id=session_id, include_superseded=True)
             return Snapshot(
                 engine.store.get(session_id), list_compactions(db, session_id), fact_order(facts)
@@ -279,7 +287,7 @@ class CompactionPane(Pane):
             say(f"Fact #{fact.id} was left as it was" + ("." if text else ": it needs some text."))
             return
         try:
-            await self.host.call(lambda engine: FactStore(engine.app.db).edit(fact_id, text))
+            await self.host.call(lambda engine: FactStore(engine.db).edit(fact_id, text))
         except UsageError as exc:  # superseded since it was listed, say
             say(str(exc), severity="warning")
         else:

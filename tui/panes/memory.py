@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from clawback.core.errors import NotFoundError
-from clawback.core.memory_files import MAX_BYTES, MAX_LINES, MEMORY_FILE, MemoryFile
+from clawback.core.memory.files import MAX_BYTES, MAX_LINES, MEMORY_FILE, MemoryFile
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from clawback.core.archive.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.errors import ClawbackError
-from clawback.core.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult

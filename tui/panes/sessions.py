@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
-from clawback.core.archive import Project, SessionSummary
+from clawback.core.archive.read import Project, SessionSummary
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -159,7 +159,7 @@ class SessionsPane(Pane):
 
     @property
     def project(self) -> str | None:
-        """The chosen project's folder (as :func:`~clawback.core.archive.projects` lists it)."""
+        """The chosen project's folder (as :func:`clawback.core.archive.read.projects` lists it)."""
         return self._project or None
 
     def reload(self, *, keep_loaded: bool = False) -> None:

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from clawback.core.archive import SessionSummary
-from clawback.core.chat_events import (
+from clawback.core.archive.read import SessionSummary
+from clawback.core.chat.events import (
     ChatEvent,
     Notice,
     ReplyDelta,
@@ -26,9 +26,9 @@ from clawback.core.chat_events import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat_sessions import ChatSession
+from clawback.core.chat.sessions import ChatSession
 from clawback.core.errors import ClawbackError
-from clawback.core.model import Source
+from clawback.core.records import Source
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -43,7 +43,7 @@ from .context_meter import ContextMeter, Usage
 from .pane import stylesheet
 
 if TYPE_CHECKING:
-    from clawback.core.chat import ChatEngine
+    from clawback.core.chat.engine import ChatEngine
     from clawback.core.config import ChatConfig
 
     from ..engine import EngineHost

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clawback.core.chat_sessions import ChatSession
+from clawback.core.chat.sessions import ChatSession
 from clawback.core.config import ChatConfig
-from clawback.core.flush import FlushPolicy
-from clawback.core.lifecycle import CompactionPolicy
+from clawback.core.memory.flush import FlushPolicy
+from clawback.core.memory.lifecycle import CompactionPolicy
 from textual.content import Content
 from textual.widgets import Static
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from clawback.core.compaction import CompactionRecord, compacted_messages
-from clawback.core.facts import Fact
+from clawback.core.memory.compaction import CompactionRecord, compacted_messages
+from clawback.core.memory.facts import Fact
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.content import Content

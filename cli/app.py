@@ -1,0 +1,37 @@
+"""Opening the terminal app: ``clawback`` with no command, and ``clawback demo``.
+
+Textual is imported only here, when the app actually opens, which keeps the other commands
+quick to start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from clawback.cli.output import err
+
+
+def launch_app(ctx: click.Context, home: Path | None) -> None:
+    """Run the app on ``home`` until it quits, and exit with its code."""
+    from clawback.core.home import Home
+    from clawback.tui.app import make_app
+
+    app = make_app(Home.open(home))
+    exit_code = app.run()
+    ctx.exit(exit_code or 0)
+
+
+@click.command()
+@click.option("--ingest-only", is_flag=True, help="Build the demo home and print its path.")
+@click.pass_context
+def demo(ctx: click.Context, ingest_only: bool) -> None:
+    """Try clawback on a bundled demo archive in a throwaway home."""
+    from clawback.core.demo import build_demo_home
+
+    home = build_demo_home()
+    if ingest_only:
+        click.echo(str(home))
+        err.print(f"Demo home ready. Try: clawback --home {home} search sqlite")
+        return
+    launch_app(ctx, home)

@@ -1,0 +1,264 @@
+"""Commands that read and maintain the archive: ingest, reindex, sessions, show, health, watch.
+
+Each opens the home, does one job and prints: rich text for people, ``--json`` for programs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from clawback.cli.home import open_home
+from clawback.cli.output import err, escape, out, print_json
+from clawback.core.archive.ingest import ProgressFactory
+from clawback.core.archive.read import (
+    export_markdown,
+    health,
+    list_conversations,
+    list_sessions,
+    resolve_session,
+    session_messages,
+)
+from clawback.core.records import Source
+
+
+def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]]:
+    """A rich progress bar on a terminal; returns (factory for the ingestor, closer)."""
+    if not enabled or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    bar = Progress(
+        TextColumn("[bold]Ingesting[/] {task.fields[files]} files"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+
+    def factory(files: int, total: int) -> Callable[[int], None]:
+        if files == 0:
+            return lambda n: None
+        bar.start()
+        task = bar.add_task("ingest", total=total, files=files)
+        return lambda n: bar.advance(task, n)
+
+    return factory, bar.stop
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--source",
+    type=click.Choice(["auto", *[s.value for s in Source if s is not Source.MEMORY]]),
+    default="auto",
+    help="Format of PATHs (default: detected per file).",
+)
+@click.option("--reimport", is_flag=True, help="Re-read files from scratch.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def ingest(
+    ctx: click.Context, paths: tuple[Path, ...], source: str, reimport: bool, as_json: bool
+) -> None:
+    """Index transcripts: all configured sources, or the given files/folders."""
+    app = open_home(ctx)
+    factory, stop = _progress(not as_json)
+    try:
+        if paths:
+            chosen = None if source == "auto" else Source(source)
+            stats = app.ingest_paths(list(paths), chosen, reimport=reimport, progress=factory)
+        else:
+            stats = app.ingest_all(reimport=reimport, progress=factory)
+    finally:
+        stop()
+    if as_json:
+        print_json(stats.to_dict())
+        return
+    mb = stats.bytes / 1_048_576
+    out.print(
+        f"Ingested {stats.files} files ({mb:.1f} MB, {stats.entries} entries) in "
+        f"{stats.seconds:.2f}s; {stats.unchanged} unchanged, {stats.skipped_lines} lines skipped"
+        + (f", {stats.missing} source files missing" if stats.missing else "")
+        + (
+            f", {stats.unsupported_files} files in unknown formats"
+            if stats.unsupported_files
+            else ""
+        )
+    )
+    for problem in stats.errors:
+        err.print(f"[yellow]warning:[/] {escape(problem)}")
+
+
+@click.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the index from the transcripts (labels and other user data are kept)."""
+    app = open_home(ctx)
+    factory, stop = _progress(True)
+    try:
+        stats = app.reindex(progress=factory)
+    finally:
+        stop()
+    out.print(f"Re-indexed {stats.files} files, {stats.entries} entries in {stats.seconds:.2f}s")
+
+
+@click.command()
+@click.option("--source", type=click.Choice([s.value for s in Source if s is not Source.MEMORY]))
+@click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1))
+@click.option("--project", help="Only sessions whose working directory contains this.")
+@click.option("--filter", "text", help="Only sessions whose title, key, project or id match.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def sessions(
+    ctx: click.Context,
+    source: str | None,
+    limit: int,
+    project: str | None,
+    text: str | None,
+    as_json: bool,
+) -> None:
+    """List sessions, newest first."""
+    rows = list_sessions(
+        open_home(ctx).db, source=source, project_contains=project, text=text, limit=limit
+    )
+    if as_json:
+        print_json([row.to_json() for row in rows])
+        return
+    if not rows:
+        if source or project or text:
+            err.print("No sessions match.")
+        else:
+            err.print("No sessions yet. Run `clawback ingest` (or `clawback demo`).")
+        return
+    for row in rows:
+        when = (row.updated_at or "")[:16].replace("T", " ")
+        missing = " [yellow](source deleted)[/]" if row.source_missing else ""
+        out.print(
+            f"[dim]{row.id[:8]}[/] {when} [magenta]{row.source:11}[/] "
+            f"{row.message_count:5} msgs  {escape(row.title[:80])}{missing}"
+        )
+
+
+@click.command()
+@click.argument("session")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@click.pass_context
+def show(ctx: click.Context, session: str, fmt: str) -> None:
+    """Print a whole session (markdown export, or JSON)."""
+    app = open_home(ctx)
+    if fmt == "markdown":
+        click.echo(export_markdown(app.db, session), nl=False)
+        return
+    found = resolve_session(app.db, session)
+    print_json(
+        {
+            "session": found.to_json(),
+            "messages": [m.to_json() for m in session_messages(app.db, found.id)],
+        }
+    )
+
+
+@click.command()
+@click.option(
+    "--status", type=click.Choice(["active", "ready", "processing", "archived", "skipped"])
+)
+@click.option("--limit", "-n", default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def conversations(ctx: click.Context, status: str | None, limit: int, as_json: bool) -> None:
+    """Conversations (sessions split at long gaps) and their processing status."""
+    rows = list_conversations(open_home(ctx).db, status=status, limit=limit)
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        when = (row["ended_at"] or "")[:16].replace("T", " ")
+        out.print(
+            f"{row['id']:6} {row['status']:10} {when} {row['message_count']:4} msgs "
+            f"[magenta]{row['source']}[/] [dim]{escape(row['file'])}:{row['first_line']}[/]"
+        )
+
+
+@click.command(name="health")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def health_command(ctx: click.Context, as_json: bool) -> None:
+    """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
+    app = open_home(ctx)
+    report = health(app.db, app.paths, app.config.chat.claude_command)
+    if as_json:
+        print_json(report.to_json())
+        return
+    out.print(f"[bold]Database[/] {report.database} ({report.database_bytes / 1_048_576:.1f} MB)")
+    for source, counts in sorted(report.sources.items()):
+        parts = ", ".join(f"{v or 0} {k.replace('_', ' ')}" for k, v in counts.items())
+        out.print(f"  [magenta]{source:12}[/] {parts}")
+    if report.stuck_ingesting:
+        out.print(f"[yellow]Files left mid-ingest:[/] {len(report.stuck_ingesting)}")
+    out.print(f"[bold]Skipped lines[/] {report.skipped_lines}")
+    for reason, n in list(report.skipped_reasons.items())[:10]:
+        out.print(f"  {n:6}  {escape(reason)}")
+    if report.conversations:
+        out.print("[bold]Conversations[/] " + ", ".join(
+            f"{n} {status}" for status, n in sorted(report.conversations.items())))  # fmt: skip
+    if report.claude_path:
+        out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
+    else:
+        out.print(
+            "[bold]claude[/] [yellow]not found on PATH[/]"
+            " (npm install -g @anthropic-ai/claude-code)"
+        )
+
+
+@click.command()
+@click.pass_context
+def watch(ctx: click.Context) -> None:
+    """Keep the index fresh: ingest changes from every source as they happen (Ctrl-C stops)."""
+    from clawback.core.watch import watch_sources
+
+    app = open_home(ctx)
+
+    def ready(folders: list[Path]) -> None:
+        err.print("[dim]Watching " + ", ".join(map(str, folders)) + " (Ctrl-C stops)[/]")
+
+    def report(stats: Any) -> None:
+        if stats.entries or stats.missing:
+            err.print(f"[dim]+{stats.entries} entries from {stats.files} files[/]")
+
+    watch_sources(app, on_batch=report, on_ready=ready)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def config(ctx: click.Context, as_json: bool) -> None:
+    """Show every setting: its value, default and what it does."""
+    from clawback.core.config import describe
+
+    app = open_home(ctx)
+    values = app.config.to_dict()
+    rows = []
+    for dotted, default, doc in describe():
+        section, key = dotted.split(".")
+        rows.append({"key": dotted, "value": values[section][key], "default": default, "doc": doc})
+    if as_json:
+        print_json(rows)
+        return
+    out.print(f"[dim]{app.paths.config}[/]")
+    for row in rows:
+        changed = "" if row["value"] == row["default"] else " [yellow](changed)[/]"
+        out.print(
+            f"[bold]{row['key']}[/] = {escape(repr(row['value']))}{changed}  [dim]{row['doc']}[/]"
+        )

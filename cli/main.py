@@ -1,0 +1,111 @@
+"""The ``clawback`` console script: the click group, its lazily loaded commands, and ``main``.
+
+Each command lives in the module named in :data:`COMMANDS` and is imported only when it runs
+(or when help lists it), so ``clawback search`` never pays for the chat, memory or UI code.
+:func:`main` is the one error boundary: every :class:`ClawbackError` (and the few OS and
+SQLite failures a user can cause) becomes one line on stderr and a non-zero exit, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+from clawback.cli.output import error_line
+from clawback.core import __version__
+from clawback.core.errors import ClawbackError
+
+#: command name -> "module:attribute" under ``clawback.cli``
+COMMANDS: dict[str, str] = {
+    "ingest": "archive:ingest",
+    "reindex": "archive:reindex",
+    "search": "search:search_command",
+    "sessions": "archive:sessions",
+    "show": "archive:show",
+    "conversations": "archive:conversations",
+    "health": "archive:health_command",
+    "watch": "archive:watch",
+    "config": "archive:config",
+    "chat": "chat:chat",
+    "flush": "lifecycle:flush_command",
+    "compact": "lifecycle:compact_command",
+    "compactions": "lifecycle:compactions_command",
+    "process": "lifecycle:process",
+    "facts": "memory:facts",
+    "memory": "memory:memory",
+    "demo": "app:demo",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(f"clawback.cli.{module}"), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="CLAWBACK_HOME",
+    help="Home folder (default ~/.clawback, or $CLAWBACK_HOME).",
+)
+@click.option("--demo", is_flag=True, help="Open the app on the bundled demo archive.")
+@click.version_option(__version__, "--version", "-V", prog_name="clawback")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, demo: bool) -> None:
+    """clawback: a durable, searchable memory of your Claude sessions."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from clawback.cli.app import launch_app
+
+    if demo:
+        from clawback.core.demo import build_demo_home
+
+        home = build_demo_home()
+    launch_app(ctx, home)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; user-facing failures become one line on stderr and an exit code."""
+    try:
+        # Without standalone mode click returns a command's ``ctx.exit(n)`` instead of exiting.
+        code = cli.main(args=argv, prog_name="clawback", standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except ClawbackError as exc:
+        error_line(str(exc))
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except sqlite3.OperationalError as exc:
+        error_line(f"database: {exc}")
+        sys.exit(1)
+    except BrokenPipeError:
+        sys.exit(0)

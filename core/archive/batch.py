@@ -1,0 +1,255 @@
+"""One file's lines on their way into the index: parsed, placed, committed with their offset.
+
+A :class:`FileBatch` holds what was parsed since the last commit. :meth:`FileBatch.commit`
+writes entries, conversations, skipped lines and the new offset in ONE transaction; that single
+rule is what makes ingestion crash-safe. It never reads the file itself: the ingestor feeds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from clawback.core.archive.catalog import refresh_session
+from clawback.core.archive.chunking import split_for_index
+from clawback.core.archive.cjk import cjk_bigrams
+from clawback.core.archive.conversations import ConversationTracker
+from clawback.core.archive.sources import SourceRoot
+from clawback.core.db import write_transaction
+from clawback.core.records import Entry, ParsedLine, SessionMeta, Source
+from clawback.core.timeutil import normalize_ts
+
+PREFIX_WINDOW = 4096
+INDEX_PIECE = 2000
+
+
+@dataclass
+class FileState:
+    id: int
+    source: str
+    file_key: str
+    path: str
+    session_id: str | None
+    status: str
+    size: int
+    mtime: float
+    offset: int
+    last_line: int
+    prefix_hash: str | None
+    missing: int
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> FileState:
+        return cls(**{k: row[k] for k in cls.__dataclass_fields__})
+
+
+@dataclass
+class WorkItem:
+    root: SourceRoot
+    path: Path
+    source: Source
+    key: str
+    size: int
+    mtime: float
+
+
+def window_hash(path: Path, offset: int) -> str | None:
+    """Hash of the first and the last ``PREFIX_WINDOW`` bytes before ``offset``."""
+    if offset <= 0:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        digest.update(handle.read(min(offset, PREFIX_WINDOW)))
+        if offset > PREFIX_WINDOW:
+            handle.seek(max(PREFIX_WINDOW, offset - PREFIX_WINDOW))
+            digest.update(handle.read(offset - max(PREFIX_WINDOW, offset - PREFIX_WINDOW)))
+    return digest.hexdigest()
+
+
+def _meta_dict(meta: SessionMeta) -> dict[str, Any]:
+    return {name: getattr(meta, name) for name in SessionMeta.__slots__}
+
+
+def _is_uuid_like(text: str) -> bool:
+    return len(text) == 36 and text.count("-") == 4
+
+
+class FileBatch:
+    """Lines parsed from one file, waiting to be committed with the offset after them."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        item: WorkItem,
+        state: FileState,
+        *,
+        gap_minutes: int,
+        mask: Callable[[str], str] | None,
+        store_meta: Callable[[Path], SessionMeta | None],
+    ) -> None:
+        self.db = db
+        self.mask = mask  # secret masking, when the config asks for it
+        self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
+        self.item = item
+        self.state = state
+        self.pending: list[tuple[int, list[Entry]]] = []
+        self.uuids: set[str] = set()  # message ids seen in this file (summaries name one)
+        self.leaf_titles: list[tuple[str, str]] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.meta = SessionMeta()
+        self.lines = 0
+        self.total_entries = 0
+        self.total_skipped = 0
+        self.end_line = state.last_line
+        self.end_offset = state.offset
+        self.last_ts: str | None = None
+        self.session_id = state.session_id or self._session_from_path()
+        self.force_sidechain = item.source is Source.CLAUDE_CODE and (
+            item.path.parent.name == "subagents" or item.path.name.startswith("agent-")
+        )
+        self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
+
+    def _session_from_path(self) -> str | None:
+        path = self.item.path
+        if self.item.source is Source.CLAUDE_CODE and path.parent.name == "subagents":
+            return path.parent.parent.name
+        return None
+
+    def skip(self, line: int, reason: str) -> None:
+        self.skipped.append((line, reason))
+
+    def mark(self, line: int, offset: int) -> None:
+        self.lines += 1
+        self.end_line, self.end_offset = line, offset
+
+    def add(self, line: int, parsed: ParsedLine) -> None:
+        if parsed.unknown:
+            self.skip(line, parsed.unknown)
+        if parsed.entries:
+            self.pending.append((line, parsed.entries))
+            uuid = parsed.entries[0].uuid
+            if uuid:
+                self.uuids.add(uuid)
+        if parsed.meta:
+            self._merge(parsed.meta)
+
+    def _merge(self, meta: SessionMeta) -> None:
+        if meta.session_id and self.session_id is None:
+            self.session_id = meta.session_id
+        if meta.title_for_uuid:
+            # Claude Code writes summaries of *other* sessions into a file; only a summary of a
+            # message in this file titles this session (decided at the end of the file). The
+            # summary stays searchable either way.
+            self.leaf_titles.append((meta.title_for_uuid, meta.title or ""))
+            meta = SessionMeta(**{**_meta_dict(meta), "title": None})
+        if meta.label is not None:
+            self.meta.label = meta.label  # "" clears
+        for name in ("key", "title", "cwd", "parent_id", "channel", "created"):
+            value = getattr(meta, name)
+            if value and (name == "title" or getattr(self.meta, name) is None):
+                setattr(self.meta, name, value)
+
+    def _rows(self, file_id: int, session_id: str | None) -> Iterator[tuple[Any, ...]]:
+        mask = self.mask
+        tracker = self.conversations
+        for line, entries in self.pending:
+            ts = normalize_ts(entries[0].timestamp)
+            conv_id = tracker.place(line, ts, entries)
+            if ts:
+                self.last_ts = ts
+            for block, entry in enumerate(entries):
+                text = mask(entry.text) if mask else entry.text
+                display = mask(entry.display) if mask and entry.display else entry.display
+                pieces = split_for_index(text, INDEX_PIECE) if len(text) > INDEX_PIECE else [text]
+                sidechain = entry.sidechain or self.force_sidechain
+                entry_ts = (
+                    ts if entry.timestamp == entries[0].timestamp else normalize_ts(entry.timestamp)
+                )
+                for piece_no, piece in enumerate(pieces):
+                    yield (
+                        file_id, session_id, line, block, piece_no, entry.role.value,
+                        entry.kind.value, entry_ts, entry.uuid, sidechain, entry.conversational,
+                        entry.partial, entry.model, display if piece_no == 0 else None, piece,
+                        cjk_bigrams(piece), conv_id,
+                    )  # fmt: skip
+
+    def commit(self, *, final: bool) -> None:
+        item, state = self.item, self.state
+        if self.session_id is None and final:
+            self.session_id = item.path.stem if _is_uuid_like(item.path.stem) else item.key
+        if item.source is Source.OPENCLAW and final:
+            stored = self.store_meta(item.path)
+            if stored:
+                self._merge(stored)
+        if final:
+            for leaf, title in self.leaf_titles:
+                if leaf in self.uuids and title:
+                    self.meta.title = title
+        with write_transaction(self.db) as conn:
+            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+            session_id = self.session_id or item.path.stem
+            self.conversations.begin(conn, session_id, self.force_sidechain)
+            before = conn.total_changes
+            conn.executemany(
+                """INSERT INTO entries (file_id, session_id, line, block, piece, role, kind, ts,
+                   uuid, sidechain, conversational, partial, model, display, text, cjk,
+                   conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                self._rows(state.id, session_id),
+            )
+            inserted = conn.total_changes - before
+            if inserted:
+                conn.execute(
+                    """INSERT INTO entries_fts (rowid, text, cjk)
+                       SELECT id, text, cjk FROM entries WHERE id > ?""",
+                    (first_id,),
+                )
+            self.conversations.flush(conn)
+            if self.skipped:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
+                    [(state.id, line, reason) for line, reason in self.skipped],
+                )
+            state.offset, state.last_line = self.end_offset, self.end_line
+            state.prefix_hash = window_hash(item.path, state.offset)
+            conn.execute(
+                """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
+                   skipped_lines = skipped_lines + ?, session_id = ?,
+                   last_ts = coalesce(?, last_ts) WHERE id = ?""",
+                (state.offset, state.last_line, state.prefix_hash, len(self.skipped),
+                 session_id, self.last_ts, state.id),
+            )  # fmt: skip
+            if final:
+                conn.execute(
+                    "UPDATE files SET status = 'idle', size = ?, mtime = ? WHERE id = ?",
+                    (item.size, item.mtime, state.id),
+                )
+                self._save_session(conn, session_id)
+        self.total_entries += inserted
+        self.total_skipped += len(self.skipped)
+        self.pending.clear()
+        self.skipped.clear()
+        self.lines = 0
+
+    def _save_session(self, conn: Any, session_id: str) -> None:
+        meta = self.meta
+        conn.execute(
+            """INSERT INTO sessions (id, source, key, title, label, cwd, parent_id, channel,
+                   started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET
+                   key = coalesce(excluded.key, key),
+                   title = coalesce(excluded.title, title),
+                   label = CASE WHEN excluded.label IS NULL THEN label
+                                WHEN excluded.label = '' THEN NULL ELSE excluded.label END,
+                   cwd = coalesce(cwd, excluded.cwd),
+                   parent_id = coalesce(parent_id, excluded.parent_id),
+                   channel = coalesce(excluded.channel, channel),
+                   started_at = coalesce(started_at, excluded.started_at)""",
+            (session_id, self.item.source.value, meta.key, meta.title, meta.label, meta.cwd,
+             meta.parent_id, meta.channel, normalize_ts(meta.created)),
+        )  # fmt: skip
+        refresh_session(conn, session_id)

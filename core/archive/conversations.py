@@ -1,0 +1,137 @@
+"""Conversations: a file's entries split at long silences, the unit memory processing works on.
+
+Entries of one source file are grouped in order; a gap longer than ``conversation_gap_minutes``
+between two timestamped lines starts a new conversation. Status moves ``active`` -> ``ready``
+(the gap has elapsed since its last message) -> ``processing`` -> ``archived`` or ``skipped``.
+Lines arriving after a conversation left ``active``/``ready`` never reopen it: they start a new
+one, so processed conversations are never processed twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import sqlite_utils
+from clawback.core.records import Entry, Role
+from clawback.core.timeutil import format_ts, parse_ts
+
+OPEN_STATUSES = ("active", "ready")
+
+
+@dataclass
+class _Conversation:
+    id: int
+    session_id: str | None
+    started_at: str | None
+    ended_at: str | None
+    first_line: int
+    last_line: int
+    message_count: int
+    status: str
+    is_new: bool = False
+
+
+def counts_as_message(entries: list[Entry], force_sidechain: bool = False) -> bool:
+    """A line counts once toward a conversation's size if it holds a main-thread message."""
+    if force_sidechain:
+        return False
+    return any(
+        e.conversational and not e.sidechain and e.role in (Role.USER, Role.ASSISTANT)
+        for e in entries
+    )
+
+
+class ConversationTracker:
+    """Places one file's new lines into conversations; writes them at commit time.
+
+    Ids are allocated here, inside the writer's transaction, so rows can be inserted with their
+    ``conversation_id`` already set.
+    """
+
+    def __init__(
+        self, db: sqlite_utils.Database, file_id: int, source: str, gap_minutes: int
+    ) -> None:
+        self.file_id = file_id
+        self.source = source
+        self.gap = timedelta(minutes=gap_minutes)
+        self.session_id: str | None = None
+        self.force_sidechain = False
+        row = db.execute(
+            """SELECT id, session_id, started_at, ended_at, first_line, last_line,
+                      message_count, status
+               FROM conversations WHERE file_id = ? ORDER BY id DESC LIMIT 1""",
+            (file_id,),
+        ).fetchone()
+        self.current = _Conversation(*row) if row else None
+        self._last = (
+            parse_ts(self.current.ended_at) if self.current and self.current.ended_at else None
+        )
+        self._touched: dict[int, _Conversation] = {}
+        self._next_id = 0
+
+    def begin(self, conn: Any, session_id: str | None, force_sidechain: bool) -> None:
+        """Called at the start of each commit, inside the write transaction."""
+        self._next_id = conn.execute(
+            "SELECT coalesce(max(id), 0) + 1 FROM conversations"
+        ).fetchone()[0]
+        self.session_id = session_id
+        self.force_sidechain = force_sidechain
+
+    def place(self, line: int, ts: str | None, entries: list[Entry]) -> int:
+        current = self.current
+        moment = parse_ts(ts) if ts else None
+        last = self._last
+        if (
+            current is None
+            or current.status not in OPEN_STATUSES
+            or (moment and last and moment - last > self.gap)
+        ):
+            current = _Conversation(
+                self._next_id, self.session_id, ts, ts, line, line, 0, "active", is_new=True
+            )
+            self._next_id += 1
+            self.current = current
+            self._last = None
+        if ts:
+            current.started_at = current.started_at or ts
+            current.ended_at = ts
+            self._last = moment
+        current.last_line = line
+        current.status = "active"
+        if counts_as_message(entries, self.force_sidechain):
+            current.message_count += 1
+        self._touched[current.id] = current
+        return current.id
+
+    def flush(self, conn: Any) -> None:
+        for conv in self._touched.values():
+            if conv.is_new:
+                conn.execute(
+                    """INSERT INTO conversations (id, file_id, session_id, source, started_at,
+                           ended_at, first_line, last_line, message_count, status)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (conv.id, self.file_id, conv.session_id or self.session_id, self.source,
+                     conv.started_at, conv.ended_at, conv.first_line, conv.last_line,
+                     conv.message_count, conv.status),
+                )  # fmt: skip
+                conv.is_new = False
+            else:
+                conn.execute(
+                    """UPDATE conversations SET started_at = ?, ended_at = ?, last_line = ?,
+                           message_count = ?, status = ? WHERE id = ?""",
+                    (conv.started_at, conv.ended_at, conv.last_line, conv.message_count,
+                     conv.status, conv.id),
+                )  # fmt: skip
+        self._touched.clear()
+
+
+def refresh_ready(conn: Any, gap_minutes: int, now: datetime | None = None) -> int:
+    """Mark ``active`` conversations whose gap has elapsed as ``ready``; returns how many."""
+    cutoff = format_ts((now or datetime.now(UTC)) - timedelta(minutes=gap_minutes))
+    cursor = conn.execute(
+        "UPDATE conversations SET status = 'ready' WHERE status = 'active' AND ended_at < ?",
+        (cutoff,),
+    )
+    return int(cursor.rowcount)

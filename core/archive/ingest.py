@@ -1,0 +1,456 @@
+"""Incremental, crash-safe ingestion of transcript files into the index.
+
+For each file the index keeps a ``files`` row: size, mtime, the byte offset of the last complete
+line consumed, and a hash of a window of the bytes before it. A re-scan stats every file and
+reads only what grew; a file that shrank or whose consumed bytes changed is re-imported.
+
+Crash safety comes from one rule: entries and the offset that produced them commit in the same
+transaction. ``status = 'ingesting'`` is committed before the first batch and cleared with the
+last, so a process killed in between leaves a marker that :meth:`Ingestor.recover` uses on the
+next start to drop anything past the committed offset and rebuild that file's derived rows.
+Re-running then yields exactly the entries of a clean run.
+
+This module must never modify a source file, and never let one bad line stop a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from clawback.core.archive.batch import FileBatch, FileState, WorkItem, window_hash
+from clawback.core.archive.catalog import refresh_session
+from clawback.core.archive.chunking import chunk_markdown
+from clawback.core.archive.cjk import cjk_bigrams
+from clawback.core.archive.conversations import refresh_ready
+from clawback.core.archive.masking import mask_secrets
+from clawback.core.archive.parsers import PARSERS, detect_format
+from clawback.core.archive.parsers.openclaw import load_session_store
+from clawback.core.archive.sources import SourceRoot, configured_roots
+from clawback.core.config import Config
+from clawback.core.db import write_transaction
+from clawback.core.locking import WriterLock
+from clawback.core.paths import Paths
+from clawback.core.records import SessionMeta, Source
+
+BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
+
+Progress = Callable[[int], None]  # called with bytes consumed since the last call
+# Given (files to read, bytes to read), returns the Progress callback for this run.
+ProgressFactory = Callable[[int, int], Progress]
+
+
+@dataclass
+class IngestStats:
+    files: int = 0  # files read (new, grown or re-imported)
+    unchanged: int = 0
+    reimported: int = 0
+    entries: int = 0
+    skipped_lines: int = 0
+    unsupported_files: int = 0
+    missing: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unchanged": self.unchanged,
+            "reimported": self.reimported,
+            "entries": self.entries,
+            "skipped_lines": self.skipped_lines,
+            "unsupported_files": self.unsupported_files,
+            "missing": self.missing,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "errors": self.errors,
+        }
+
+
+def _decode_line(raw: bytes) -> tuple[list[Any], str | None]:
+    """JSON values on one line, and why the line is reported (``None`` if it is clean).
+
+    Invalid UTF-8 is decoded with replacement characters rather than dropped, and two objects
+    run together on one line (seen in real Claude Code logs) are both kept.
+    """
+    problem = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        problem = "invalid UTF-8 (replaced)"
+    else:
+        try:
+            return [json.loads(text)], None
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos, end = 0, len(text.rstrip())
+    try:
+        while pos < end:
+            value, pos = decoder.raw_decode(text, pos)
+            values.append(value)
+            while pos < end and text[pos].isspace():
+                pos += 1
+    except ValueError:
+        return [], "malformed JSON"
+    if len(values) > 1:
+        problem = f"{len(values)} JSON values on one line (all kept)"
+    return values, problem
+
+
+class Ingestor:
+    """Brings the index up to date with transcript files; one writer per home at a time."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        config: Config,
+        paths: Paths,
+        *,
+        on_indexed: Callable[[set[str]], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.paths = paths
+        self.lock = WriterLock(paths.lock)
+        self.on_indexed = on_indexed
+        self._max_line = config.archive.max_line_mb * 1024 * 1024
+        self._mask = mask_secrets if config.archive.mask_secrets else None
+        self._stores: dict[Path, dict[str, SessionMeta]] = {}
+        self.seen: set[tuple[str, str]] = set()  # files found by the last scan
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    def recover(self) -> int:
+        """Finish what a killed ingestion left behind; returns the number of files repaired."""
+        with self.lock:
+            rows = list(self.db.query("SELECT * FROM files WHERE status = 'ingesting'"))
+            for row in rows:
+                state = FileState.from_row(row)
+                with write_transaction(self.db) as conn:
+                    self._delete_entries(conn, state.id, after_line=state.last_line)
+                    conn.execute(
+                        "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
+                        (state.id, state.last_line),
+                    )
+                    # size 0 makes the next scan look at the file again and resume at the offset.
+                    conn.execute(
+                        "UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (state.id,)
+                    )
+                    if state.session_id:
+                        refresh_session(conn, state.session_id)
+        return len(rows)
+
+    def scan(
+        self, roots: Iterable[SourceRoot], *, reimport: bool = False, stats: IngestStats
+    ) -> list[WorkItem]:
+        """Stat every file under ``roots`` and return those that need reading. No reads here."""
+        states = {
+            (source, key): (size, mtime, status == "idle" and not missing)
+            for source, key, size, mtime, status, missing in self.db.execute(
+                "SELECT source, file_key, size, mtime, status, missing FROM files"
+            )
+        }
+        work: list[WorkItem] = []
+        self.seen = set()
+        for root in roots:
+            for path, key, st in root.stat_files():
+                source = root.source or self.detect(Path(path))
+                if source is None:
+                    stats.unsupported_files += 1
+                    continue
+                known = states.get((source.value, key))
+                self.seen.add((source.value, key))
+                if (
+                    not reimport
+                    and known is not None
+                    and known[0] == st.st_size
+                    and known[2]
+                    and (source is not Source.MEMORY or known[1] == st.st_mtime)
+                ):
+                    stats.unchanged += 1
+                    continue
+                work.append(WorkItem(root, Path(path), source, key, st.st_size, st.st_mtime))
+        return work
+
+    def ingest(
+        self,
+        roots: Iterable[SourceRoot],
+        *,
+        reimport: bool = False,
+        full_scan: bool = False,
+        progress: ProgressFactory | None = None,
+    ) -> IngestStats:
+        """Scan ``roots`` and ingest what changed.
+
+        ``full_scan`` means ``roots`` are all configured sources, so files the index knows that
+        were not seen (and no longer exist where they were) are marked source-missing.
+        ``progress(total_files, total_bytes)`` returns a callback fed with bytes consumed.
+        """
+        started = time.perf_counter()
+        stats = IngestStats()
+        self.recover()
+        roots = list(roots)
+        work = self.scan(roots, reimport=reimport, stats=stats)
+        advance = progress(len(work), sum(w.size for w in work)) if progress else None
+        touched: set[str] = set()
+        for item in work:
+            try:
+                sessions = self.ingest_file(item, reimport=reimport, stats=stats, advance=advance)
+                touched |= sessions
+            except OSError as exc:
+                stats.errors.append(f"{item.path}: {exc.strerror or exc}")
+        if full_scan:
+            stats.missing = self.mark_missing()
+        with write_transaction(self.db) as conn:
+            refresh_ready(conn, self.config.archive.conversation_gap_minutes)
+        stats.seconds = time.perf_counter() - started
+        if touched and self.on_indexed:
+            self.on_indexed(touched)
+        return stats
+
+    def classify(self, path: Path) -> Source | None:
+        """A file's source from where it lives under the configured roots, else its content."""
+        resolved = path.resolve()
+
+        for root in configured_roots(self.config, self.paths):
+            if root.source is not None and resolved.is_relative_to(root.root.resolve()):
+                return root.source
+        return self.detect(path)
+
+    @staticmethod
+    def detect(path: Path) -> Source | None:
+        """A file's format from its first JSON line (``None``: not a format we read)."""
+        if path.suffix == ".md":
+            return Source.MEMORY
+        try:
+            with path.open("rb") as handle:
+                first = handle.readline(1024 * 1024)
+        except OSError:
+            return None
+        values, _ = _decode_line(first)
+        return detect_format(values[0]) if values else None
+
+    # -- one file -------------------------------------------------------------------------------
+
+    def ingest_file(
+        self,
+        item: WorkItem,
+        *,
+        reimport: bool = False,
+        stats: IngestStats | None = None,
+        advance: Progress | None = None,
+    ) -> set[str]:
+        """Bring one file up to date; returns the session ids whose entries changed."""
+        stats = stats if stats is not None else IngestStats()
+        with self.lock:
+            state = self._state(item)
+            if item.source is Source.MEMORY:
+                return self._ingest_memory(item, state, stats)
+            if (
+                not reimport
+                and state.size == item.size
+                and state.status == "idle"
+                and not state.missing
+            ):
+                stats.unchanged += 1  # another process got here first
+                return set()
+            if reimport or item.size < state.offset or not self._prefix_matches(item.path, state):
+                if state.offset:
+                    stats.reimported += 1
+                with write_transaction(self.db) as conn:
+                    self._reset(conn, state)
+            stats.files += 1
+            return self._consume(item, state, stats, advance)
+
+    def _state(self, item: WorkItem) -> FileState:
+        select = "SELECT * FROM files WHERE source = ? AND file_key = ?"
+        ident = (item.source.value, item.key)
+        cursor = self.db.execute(select, ident)
+        row = cursor.fetchone()
+        if row is None:
+            with write_transaction(self.db) as conn:
+                conn.execute(
+                    "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
+                    (*ident, str(item.path)),
+                )
+            cursor = self.db.execute(select, ident)
+            row = cursor.fetchone()
+        columns = [d[0] for d in cursor.description]
+        return FileState.from_row(dict(zip(columns, row, strict=True)))
+
+    def _prefix_matches(self, path: Path, state: FileState) -> bool:
+        return state.offset == 0 or window_hash(path, state.offset) == state.prefix_hash
+
+    def _reset(self, conn: Any, state: FileState) -> None:
+        """Forget everything indexed from a file so it is read again from the start."""
+        self._delete_entries(conn, state.id)
+        conn.execute("DELETE FROM conversations WHERE file_id = ?", (state.id,))
+        conn.execute("DELETE FROM skipped_lines WHERE file_id = ?", (state.id,))
+        conn.execute(
+            """UPDATE files SET "offset" = 0, last_line = 0, size = 0, prefix_hash = NULL,
+               skipped_lines = 0, last_ts = NULL WHERE id = ?""",
+            (state.id,),
+        )
+        state.offset = state.last_line = state.size = 0
+        state.prefix_hash = None
+
+    @staticmethod
+    def _delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
+        # External-content FTS needs the old values to remove a row's terms.
+        conn.execute(
+            """INSERT INTO entries_fts (entries_fts, rowid, text, cjk)
+               SELECT 'delete', id, text, cjk FROM entries WHERE file_id = ? AND line > ?""",
+            (file_id, after_line),
+        )
+        conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
+
+    # -- reading JSONL --------------------------------------------------------------------------
+
+    def _lines(self, path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
+        """Complete lines from ``offset`` with the offset after each; a torn tail is left alone."""
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            for raw in handle:
+                if raw[-1:] != b"\n":
+                    return  # being written right now: the next pass takes it whole
+                offset += len(raw)
+                yield raw, offset
+
+    def _consume(
+        self, item: WorkItem, state: FileState, stats: IngestStats, advance: Progress | None
+    ) -> set[str]:
+        parser = PARSERS[item.source]
+        batch = FileBatch(
+            self.db,
+            item,
+            state,
+            gap_minutes=self.config.archive.conversation_gap_minutes,
+            mask=self._mask,
+            store_meta=self.store_meta,
+        )
+        with write_transaction(self.db) as conn:
+            conn.execute(
+                "UPDATE files SET status = 'ingesting', path = ?, missing = 0 WHERE id = ?",
+                (str(item.path), state.id),
+            )
+        line_no, consumed_from = state.last_line, state.offset
+        for raw, end in self._lines(item.path, state.offset):
+            line_no += 1
+            if len(raw) > self._max_line:
+                batch.skip(line_no, f"line of {len(raw) // 1048576} MB over max_line_mb")
+            elif raw.strip():
+                values, problem = _decode_line(raw)
+                if problem:
+                    batch.skip(line_no, problem)
+                for value in values:
+                    batch.add(line_no, parser(value))
+            batch.mark(line_no, end)
+            if batch.lines >= BATCH_LINES:
+                batch.commit(final=False)
+                if advance:
+                    advance(end - consumed_from)
+                consumed_from = end
+        batch.commit(final=True)
+        if advance:
+            advance(item.size - consumed_from)
+        stats.entries += batch.total_entries
+        stats.skipped_lines += batch.total_skipped
+        stats.bytes += batch.state.offset - consumed_from
+        return {batch.session_id} if batch.session_id else set()
+
+    def store_meta(self, path: Path) -> SessionMeta | None:
+        """What OpenClaw's ``sessions.json`` beside a transcript says about it."""
+        folder = path.parent
+        if folder not in self._stores:
+            self._stores[folder] = load_session_store(folder / "sessions.json")
+        return self._stores[folder].get(path.stem)
+
+    # -- memory markdown ------------------------------------------------------------------------
+
+    def _ingest_memory(self, item: WorkItem, state: FileState, stats: IngestStats) -> set[str]:
+        data = item.path.read_bytes()
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if digest == state.prefix_hash:
+            with write_transaction(self.db) as conn:
+                conn.execute(
+                    "UPDATE files SET size = ?, mtime = ?, missing = 0 WHERE id = ?",
+                    (item.size, item.mtime, state.id),
+                )
+            stats.unchanged += 1
+            return set()
+        text = data.decode("utf-8", "replace")
+        chunks = chunk_markdown(text)
+        rows = []
+        for chunk in chunks:
+            body = self._mask(chunk.text) if self._mask else chunk.text
+            rows.append(
+                (state.id, chunk.start_line, chunk.end_line, body, chunk.heading, cjk_bigrams(body))
+            )
+        with write_transaction(self.db) as conn:
+            self._reset(conn, state)
+            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+            conn.executemany(
+                """INSERT INTO entries (file_id, line, end_line, role, kind, text, display, cjk)
+                   VALUES (?, ?, ?, 'system', 'text', ?, ?, ?)""",
+                rows,
+            )
+            conn.execute(
+                """INSERT INTO entries_fts (rowid, text, cjk)
+                   SELECT id, text, cjk FROM entries WHERE id > ?""",
+                (first_id,),
+            )
+            conn.execute(
+                """UPDATE files SET size = ?, mtime = ?, "offset" = ?, last_line = ?,
+                   prefix_hash = ?, missing = 0, path = ? WHERE id = ?""",
+                (
+                    item.size,
+                    item.mtime,
+                    len(data),
+                    text.count("\n"),
+                    digest,
+                    str(item.path),
+                    state.id,
+                ),
+            )
+        stats.files += 1
+        stats.entries += len(rows)
+        return set()
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def mark_missing(self) -> int:
+        """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
+
+        The entries stay: a deleted transcript's session remains browsable and searchable.
+        """
+        seen = self.seen
+        rows = list(
+            self.db.query(
+                "SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0"
+            )
+        )
+        gone = [
+            row
+            for row in rows
+            if (row["source"], row["file_key"]) not in seen and not os.path.exists(row["path"])
+        ]
+        if not gone:
+            return 0
+        with self.lock, write_transaction(self.db) as conn:
+            conn.executemany(
+                "UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone]
+            )
+            for session_id in {r["session_id"] for r in gone if r["session_id"]}:
+                refresh_session(conn, session_id)
+        return len(gone)

@@ -1,0 +1,386 @@
+"""Read side of the archive: session lists, one session's messages, conversations, health.
+
+These are the queries the CLI and the app share. Everything here only reads; writes belong to
+the ingestor and the chat engine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from clawback.core.errors import NotFoundError, UsageError
+from clawback.core.paths import Paths
+
+
+@dataclass
+class SessionSummary:
+    id: str
+    source: str
+    title: str
+    key: str | None
+    label: str | None
+    cwd: str | None
+    started_at: str | None
+    updated_at: str | None
+    message_count: int
+    source_missing: bool
+    parent_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_SESSION_COLUMNS = """id, source, coalesce(label, title, first_prompt, '(untitled)'), key, label,
+    cwd, started_at, updated_at, message_count, source_missing, parent_id"""
+
+
+def _summary(row: tuple[Any, ...]) -> SessionSummary:
+    s = SessionSummary(*row)
+    s.title = " ".join(s.title.split())[:200]
+    s.source_missing = bool(s.source_missing)
+    return s
+
+
+_PROJECT_TERM = re.compile(r"(?:^|\s)project:(\S*)", re.I)
+
+
+def parse_session_filter(text: str) -> tuple[str, list[str]]:
+    """Split filter-box text into its words and its ``project:NAME`` terms.
+
+    The filter box is the one place to type while browsing, so a project can be narrowed to
+    there too, without reaching for the project picker. An empty ``project:`` (half typed) is
+    dropped rather than matching everything.
+    """
+    names = [name for name in _PROJECT_TERM.findall(text) if name]
+    return " ".join(_PROJECT_TERM.sub(" ", text).split()), names
+
+
+def _like(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, its ``%`` and ``_`` taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _session_where(
+    source: str | None, project: str | None, project_contains: str | None, text: str | None
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = ["entry_count > 0 OR label IS NOT NULL"]
+    params: list[Any] = []
+    if source:
+        clauses.append("source = ?")
+        params.append(source)
+    if project:
+        clauses.append("cwd = ?")
+        params.append(project)
+    words, typed_projects = parse_session_filter(text or "")
+    for name in [*typed_projects, *([project_contains] if project_contains else [])]:
+        clauses.append("cwd LIKE ? ESCAPE '\\'")
+        params.append(_like(name))
+    if words:
+        clauses.append(
+            "(coalesce(label, '') || ' ' || coalesce(title, '') || ' '"
+            " || coalesce(first_prompt, '') || ' ' || coalesce(key, '') || ' '"
+            " || coalesce(cwd, '') || ' ' || id) LIKE ?"
+        )
+        params.append(f"%{words}%")
+    return f"({') AND ('.join(clauses)})", params
+
+
+def list_sessions(
+    db: sqlite_utils.Database,
+    *,
+    source: str | None = None,
+    project: str | None = None,
+    project_contains: str | None = None,
+    text: str | None = None,
+    limit: int | None = 50,
+    offset: int = 0,
+) -> list[SessionSummary]:
+    """Sessions newest first.
+
+    ``project`` is a working directory exactly as :func:`projects` lists it (the app's picker);
+    ``project_contains`` matches part of it, as ``search --project`` does. ``text`` is the filter
+    box: it narrows by title, label, key, cwd or id, and its ``project:NAME`` terms by cwd.
+    """
+    where, params = _session_where(source, project, project_contains, text)
+    sql = (
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where}"
+        " ORDER BY updated_at DESC NULLS LAST, id LIMIT ? OFFSET ?"
+    )
+    params.extend([-1 if limit is None else limit, offset])
+    return [_summary(row) for row in db.execute(sql, params).fetchall()]
+
+
+def count_sessions(
+    db: sqlite_utils.Database, source: str | None = None, project: str | None = None
+) -> int:
+    """How many sessions a source and project list (the app's status line).
+
+    Unnarrowed it is a bare ``count(*)``, which the index answers at once because the app asks
+    it at every start; that also counts the rare session with nothing to list yet.
+    """
+    if not source and not project:
+        return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    where, params = _session_where(source, project, None, None)
+    return int(db.execute(f"SELECT count(*) FROM sessions WHERE {where}", params).fetchone()[0])
+
+
+@dataclass
+class Project:
+    """A working directory sessions ran in (a Claude Code project folder, an agent's cwd)."""
+
+    path: str
+    sessions: int
+    updated_at: str | None
+
+    @property
+    def name(self) -> str:
+        return project_name(self.path)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "name": self.name}
+
+
+def project_name(cwd: str) -> str:
+    """The folder's own name: what people call a project (``~/code/clawback`` -> clawback)."""
+    parts = [part for part in re.split(r"[\\/]+", cwd) if part]
+    return parts[-1] if parts else cwd
+
+
+def projects(db: sqlite_utils.Database) -> list[Project]:
+    """Every project with its session count, the most recently active first.
+
+    Counts only sessions the list shows, so a project's count matches its list. Sessions with
+    no working directory (clawback's own chats, some agents) belong to no project. One scan of
+    the sessions table: about 10 ms for 10,000 sessions, so callers run it in a worker.
+    """
+    rows = db.execute(
+        "SELECT cwd, count(*), max(updated_at) FROM sessions"
+        " WHERE cwd IS NOT NULL AND cwd != '' AND (entry_count > 0 OR label IS NOT NULL)"
+        " GROUP BY cwd ORDER BY max(updated_at) DESC NULLS LAST, cwd"
+    ).fetchall()
+    return [Project(path, count, updated) for path, count, updated in rows]
+
+
+def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
+    """A session by id, unique id prefix, or session key."""
+    ref = ref.strip()
+    rows = db.execute(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ? OR key = ?"
+        " ORDER BY updated_at DESC NULLS LAST LIMIT 1",
+        (ref, ref),
+    ).fetchall()
+    if not rows and len(ref) >= 4:
+        rows = db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id LIKE ? LIMIT 2", (ref + "%",)
+        ).fetchall()
+        if len(rows) > 1:
+            raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
+    if not rows:
+        raise NotFoundError(f"no session {ref!r} (see `clawback sessions`)")
+    return _summary(rows[0])
+
+
+@dataclass
+class Message:
+    """One message or block as the transcript view shows it (long blocks re-joined)."""
+
+    entry_id: int
+    line: int
+    block: int
+    role: str
+    kind: str
+    timestamp: str | None
+    text: str
+    display: str | None
+    sidechain: bool
+    conversational: bool
+    partial: bool
+    model: str | None
+    file: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def session_messages(
+    db: sqlite_utils.Database,
+    session_id: str,
+    *,
+    conversational_only: bool = False,
+    sidechains: bool = True,
+    after_entry: int = 0,
+    limit: int | None = None,
+) -> list[Message]:
+    """A session's entries in transcript order, pieces of long blocks joined back together."""
+    clauses = ["e.session_id = ?", "e.id > ?"]
+    params: list[Any] = [session_id, after_entry]
+    if conversational_only:
+        clauses.append("e.conversational = 1")
+    if not sidechains:
+        clauses.append("e.sidechain = 0")
+    rows = db.execute(
+        f"""SELECT min(e.id), e.line, e.block, e.role, e.kind, e.ts, group_concat(e.text, ''),
+                   max(e.display), e.sidechain, e.conversational, e.partial, e.model, f.file_key
+            FROM (SELECT * FROM entries e WHERE {" AND ".join(clauses)} ORDER BY piece) e
+            JOIN files f ON f.id = e.file_id
+            GROUP BY e.file_id, e.line, e.block
+            ORDER BY coalesce(e.ts, ''), e.file_id, e.line, e.block
+            LIMIT ?""",
+        [*params, -1 if limit is None else limit],
+    ).fetchall()
+    return [
+        Message(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            bool(r[8]),
+            bool(r[9]),
+            bool(r[10]),
+            r[11],
+            r[12],
+        )
+        for r in rows
+    ]
+
+
+def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
+    """The whole session as markdown: every message, tool calls and compactions included."""
+    session = resolve_session(db, ref)
+    out = [f"# {session.title}", ""]
+    facts = [
+        ("Session", session.id),
+        ("Source", session.source),
+        ("Key", session.key),
+        ("Project", session.cwd),
+        ("Started", session.started_at),
+        ("Updated", session.updated_at),
+        ("Messages", str(session.message_count)),
+    ]
+    out += [f"- **{name}:** {value}" for name, value in facts if value]
+    if session.source_missing:
+        out.append("- **Note:** the source transcript no longer exists; this is the archived copy.")
+    out.append("")
+    for message in session_messages(db, session.id):
+        if not message.conversational and message.kind != "tool_result":
+            continue
+        who = {"user": "User", "assistant": "Assistant", "tool": "Tool result"}.get(
+            message.role, message.role.title()
+        )
+        when = f" · {message.timestamp}" if message.timestamp else ""
+        side = " (sub-agent)" if message.sidechain else ""
+        if message.kind == "compaction":
+            out += ["---", f"*Compaction{when}*", "", message.text, "---", ""]
+        elif message.kind == "tool_use":
+            out += [f"### {who}{side}{when}", "", f"`{message.display or message.text}`", ""]
+        elif message.kind == "tool_result":
+            body = message.text if len(message.text) < 2000 else message.text[:2000] + "\n…"
+            out += [f"<details><summary>{who}{side}</summary>", "", "```", body, "```", "",
+                    "</details>", ""]  # fmt: skip
+        else:
+            partial = " *(partial)*" if message.partial else ""
+            out += [f"### {who}{side}{when}{partial}", "", message.text, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def list_conversations(
+    db: sqlite_utils.Database, *, status: str | None = None, limit: int = 100
+) -> list[dict[str, Any]]:
+    clauses, params = [], []
+    if status:
+        clauses.append("c.status = ?")
+        params.append(status)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = db.execute(
+        f"""SELECT c.id, c.session_id, c.source, c.status, c.started_at, c.ended_at,
+                   c.message_count, c.first_line, c.last_line, f.file_key, c.summary
+            FROM conversations c JOIN files f ON f.id = c.file_id {where}
+            ORDER BY c.ended_at DESC NULLS LAST, c.id DESC LIMIT ?""",
+        [*params, limit],
+    ).fetchall()
+    keys = ["id", "session_id", "source", "status", "started_at", "ended_at", "message_count",
+            "first_line", "last_line", "file", "summary"]  # fmt: skip
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+@dataclass
+class Health:
+    database: str
+    database_bytes: int
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)
+    stuck_ingesting: list[str] = field(default_factory=list)
+    skipped_lines: int = 0
+    skipped_reasons: dict[str, int] = field(default_factory=dict)
+    conversations: dict[str, int] = field(default_factory=dict)
+    claude_path: str | None = None
+    claude_version: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def health(db: sqlite_utils.Database, paths: Paths, claude_command: str = "claude") -> Health:
+    db_path = paths.database
+    size = sum(
+        Path(str(db_path) + suffix).stat().st_size
+        for suffix in ("", "-wal")
+        if Path(str(db_path) + suffix).exists()
+    )
+    report = Health(database=str(db_path), database_bytes=size)
+    for source, files, missing, skipped in db.execute(
+        "SELECT source, count(*), sum(missing), sum(skipped_lines) FROM files GROUP BY source"
+    ).fetchall():
+        report.sources[source] = {
+            "files": files,
+            "missing_files": missing,
+            "skipped_lines": skipped,
+        }
+    for source, sessions, entries in db.execute(
+        "SELECT s.source, count(*), sum(s.entry_count) FROM sessions s GROUP BY s.source"
+    ).fetchall():
+        report.sources.setdefault(source, {}).update({"sessions": sessions, "entries": entries})
+    memory = db.execute(
+        "SELECT count(*) FROM entries e JOIN files f ON f.id = e.file_id WHERE f.source = 'memory'"
+    ).fetchone()[0]
+    if "memory" in report.sources:
+        report.sources["memory"]["entries"] = memory
+    report.stuck_ingesting = [
+        row[0] for row in db.execute("SELECT path FROM files WHERE status = 'ingesting'")
+    ]
+    for reason, n in db.execute(
+        "SELECT reason, count(*) FROM skipped_lines GROUP BY reason ORDER BY count(*) DESC"
+    ).fetchall():
+        report.skipped_reasons[reason] = n
+        report.skipped_lines += n
+    report.conversations = dict(
+        db.execute("SELECT status, count(*) FROM conversations GROUP BY status").fetchall()
+    )
+    report.claude_path, report.claude_version = claude_version(claude_command)
+    return report
+
+
+def claude_version(command: str = "claude") -> tuple[str | None, str | None]:
+    """Where ``claude`` is and what ``claude --version`` says (never raises)."""
+    path = shutil.which(os.environ.get("CLAWBACK_CLAUDE") or command)
+    if not path:
+        return None, None
+    try:
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return path, None
+    lines = out.stdout.strip().splitlines()
+    return path, lines[0] if lines else None

@@ -1,0 +1,351 @@
+"""The chat engine: one turn of a conversation, from what the user typed to a stored reply.
+
+Every client (``clawback chat``, the terminal app) runs turns through :class:`ChatEngine`, so
+they behave the same. The pipeline of one turn:
+
+1. **session init**: the session named by id, else the current one of the key (``local:<user>``
+   by default, see :func:`~clawback.core.chat.sessions.local_session_key`), resumed if fresh,
+   else a new one (:meth:`SessionStore.get_or_create`);
+2. **reset triggers and commands**: ``/new`` / ``/reset`` [model] [message] start a new session
+   (the rest, if any, is its first message); ``/label <text>`` labels the session (no ``claude``
+   call);
+3. **persist** the user's message to the transcript (fsynced) *before* anything can fail;
+4. ``hooks.maybe_flush(session)``, then **recall** and **context** assembly
+   (:mod:`clawback.core.chat.prompt`), then ``hooks.maybe_compact(session, prompt_tokens)``
+   (re-assembling if it compacted);
+5. **run** ``claude`` (:class:`~clawback.core.claude.runner.ClaudeRunner`), streaming deltas;
+6. **persist** the reply when complete (with model and usage), update the session's counters
+   from the real usage;
+7. **index** the transcript at once (the ``index`` callback, ``Home.ingest_changed``), so the
+   turn is searchable and listed in ``clawback sessions`` as soon as it ends;
+8. ``hooks.after_turn(session, outcome)``: the threshold check.
+
+Failure modes: a :class:`~clawback.core.claude.runner.ClaudeError` is re-raised after the turn
+is recorded (the user's message is already on disk; any reply text that streamed is kept as a
+``partial`` assistant message; a ``system`` note in the transcript says what failed).
+Cancellation (:meth:`ChatTurn.cancel` or :meth:`ChatEngine.cancel`) stops ``claude``, keeps the
+partial reply marked ``partial`` and finishes with a :class:`TurnFinished` whose outcome says
+``cancelled``; cancelling the task that iterates the turn does the same bookkeeping and then
+lets the :class:`asyncio.CancelledError` through.
+
+This module picks the session and the context; :mod:`clawback.core.chat.turn` runs a turn
+(:class:`ChatTurn`) and :mod:`clawback.core.chat.events` holds what a turn yields. All the
+public names are importable from here.
+
+The memory lifecycle plugs in through :class:`ThresholdHooks` (flush before a turn when due,
+compaction when the prompt will not fit, a check after the turn); the default hooks do nothing.
+
+This module must never lose what the user typed, never store a recalled block in a transcript,
+and never import UI code: it yields plain dataclass events a UI turns into its own messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime, tzinfo
+from pathlib import Path
+
+import sqlite_utils
+from clawback.core.archive.read import session_messages
+from clawback.core.archive.recall import FactsProvider, RecallBlock, recall
+from clawback.core.chat.events import (
+    ChatEvent,
+    Notice,
+    PreparedTurn,
+    PromptAssembled,
+    ReplyDelta,
+    SessionChanged,
+    ThresholdHooks,
+    TurnFinished,
+    TurnOutcome,
+)
+from clawback.core.chat.prompt import AssembledPrompt, ContextMessage, History, assemble
+from clawback.core.chat.sessions import (
+    ChatSession,
+    Clock,
+    SessionStore,
+    local_session_key,
+    parse_label_command,
+    parse_reset_trigger,
+    resolve_model,
+)
+from clawback.core.chat.transcript import Transcript
+from clawback.core.chat.turn import ChatTurn, TurnPlan
+from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.config import ChatConfig
+from clawback.core.paths import Paths
+from clawback.core.timeutil import normalize_ts
+
+__all__ = [
+    "ChatEngine",
+    "ChatEvent",
+    "ChatTurn",
+    "Notice",
+    "PreparedTurn",
+    "PromptAssembled",
+    "ReplyDelta",
+    "SessionChanged",
+    "ThresholdHooks",
+    "TurnFinished",
+    "TurnOutcome",
+]
+
+MAX_FORK_DEPTH = 16
+
+
+class ChatEngine:
+    """Runs chat turns for one clawback home. Safe to share; each turn is a :class:`ChatTurn`.
+
+    ``runner`` defaults to one built from ``config.chat``; ``hooks`` to :class:`ThresholdHooks`
+    (no-ops); ``facts_provider`` (``(query, limit) -> facts``) feeds the recalled knowledge;
+    ``clock`` / ``tz`` make session freshness and timestamps testable.
+    """
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        paths: Paths,
+        chat: ChatConfig,
+        *,
+        index: Callable[[set[Path]], object] = lambda paths: None,
+        runner: ClaudeRunner | None = None,
+        hooks: ThresholdHooks | None = None,
+        facts_provider: FactsProvider | None = None,
+        clock: Clock | None = None,
+        tz: tzinfo | None = None,
+        store: SessionStore | None = None,
+    ) -> None:
+        self.db = db
+        self.paths = paths
+        self.chat = chat
+        self._index_paths = index
+        self.runner = runner or ClaudeRunner.from_config(chat)
+        self.hooks = hooks or ThresholdHooks()
+        self.facts_provider = facts_provider
+        self.store = store or SessionStore(db, paths, chat, clock=clock, tz=tz, on_write=self.index)
+        self.clock: Callable[[], datetime] = self.store.clock
+        self.running: set[ChatTurn] = set()  # turns in flight, for cancel()
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def turn(
+        self,
+        text: str,
+        *,
+        key: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+        new: bool = False,
+    ) -> ChatTurn:
+        """A turn, ready to iterate (``async for event in turn``); nothing runs before that.
+
+        ``key`` defaults to ``local:<user>``; ``session_id`` continues that exact session even if
+        stale (forks, a session picked in a list); ``model`` is for this turn only; ``new``
+        starts a new session first (as ``/new`` does).
+        """
+        return ChatTurn(self, text, key=key, session_id=session_id, model=model, new=new)
+
+    async def run_turn(
+        self,
+        text: str,
+        *,
+        key: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+        new: bool = False,
+        on_event: Callable[[ChatEvent], None] | None = None,
+    ) -> TurnOutcome:
+        """Run a turn to its end; ``on_event`` sees every event. Errors raise ClaudeError."""
+        turn = self.turn(text, key=key, session_id=session_id, model=model, new=new)
+        async for event in turn:
+            if on_event is not None:
+                on_event(event)
+        assert turn.outcome is not None
+        return turn.outcome
+
+    def cancel(self) -> None:
+        """Cancel every running turn (from any thread)."""
+        for turn in list(self.running):
+            turn.cancel()
+
+    def prepare(
+        self,
+        text: str,
+        *,
+        key: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+        new: bool = False,
+        fork_of: str | None = None,
+    ) -> PreparedTurn:
+        """What the turn would send, without creating a session or writing a line.
+
+        ``fork_of`` previews the first turn of a fork of that session (chat or archived).
+        """
+        plan = self.plan(
+            text, key=key, session_id=session_id, model=model, new=new or bool(fork_of), dry=True
+        )
+        argv_model = plan.model
+        prompt = None
+        if plan.command is None:
+            if fork_of:
+                history = self._history_of(fork_of, None, 1)
+            else:
+                history = self.history(plan.session) if plan.session else History()
+            prompt = self.assemble(plan.session, history, plan.message)
+        try:
+            executable = self.runner.executable()
+        except ClaudeError:
+            executable = self.runner.command
+        argv = self.runner.build_argv(
+            executable, system_prompt=prompt.system_prompt if prompt else "", model=argv_model
+        )
+        return PreparedTurn(
+            session_key=plan.key, session=plan.session, new_session=plan.new_session,
+            model=argv_model or self.runner.model, command=plan.command, message=plan.message,
+            prompt=prompt, argv=argv,
+        )  # fmt: skip
+
+    def fork(self, parent_id: str, *, key: str | None = None) -> ChatSession:
+        """A new session continuing ``parent_id`` (a chat, or any archived session)."""
+        return self.store.fork(parent_id, key=key)
+
+    # -- history --------------------------------------------------------------------------------
+
+    def history(self, session: ChatSession, *, skip_ids: Sequence[str] = ()) -> History:
+        """The conversation the model sees for ``session``: forks start from their parent."""
+        history = self._native_history(
+            Transcript(session.transcript_path), session.parent_id, None, 0
+        )
+        if skip_ids:
+            history.messages = [m for m in history.messages if m.id not in skip_ids]
+        return history
+
+    def _native_history(
+        self, transcript: Transcript, parent_id: str | None, until: str | None, depth: int
+    ) -> History:
+        view = transcript.read(until=until)
+        own = [
+            ContextMessage(m.id, m.role, m.content, m.timestamp, m.partial)
+            for m in view.live_messages
+            if m.role in ("user", "assistant") and m.content.strip()
+        ]
+        if view.compaction is not None:
+            return History(view.compaction.summary, own)
+        parent = view.parent_id or parent_id
+        if parent and depth < MAX_FORK_DEPTH:
+            cutoff = view.created or until
+            if until and cutoff and (normalize_ts(until) or "") < (normalize_ts(cutoff) or ""):
+                cutoff = until
+            base = self._history_of(parent, cutoff, depth + 1)
+            return History(base.summary, base.messages + own)
+        return History(None, own)
+
+    def _history_of(self, session_id: str, until: str | None, depth: int) -> History:
+        row = self.store.get(session_id)
+        path = row.transcript_path if row else self.paths.sessions / f"{session_id}.jsonl"
+        if path.is_file():
+            return self._native_history(Transcript(path), None, until, depth)
+        return self._archive_history(session_id, until)
+
+    def _archive_history(self, session_id: str, until: str | None) -> History:
+        """A Claude Code / OpenClaw session from the archive, as a fork's starting context."""
+        cutoff = normalize_ts(until) if until else None
+        summary: str | None = None
+        messages: list[ContextMessage] = []
+        found = session_messages(self.db, session_id, conversational_only=True, sidechains=False)
+        for m in found:
+            if cutoff and m.timestamp and m.timestamp > cutoff:
+                break
+            if m.kind == "compaction":
+                summary, messages = m.text, []
+                continue
+            if m.role not in ("user", "assistant") or m.kind != "text" or not m.text.strip():
+                continue
+            messages.append(
+                ContextMessage(f"entry:{m.entry_id}", m.role, m.text, m.timestamp, m.partial)
+            )
+        return History(summary, messages)
+
+    # -- steps shared by turns and dry runs -----------------------------------------------------
+
+    def _resolve_model(self, model: str | None) -> str | None:
+        if not model:
+            return None
+        return resolve_model(model, self.chat) or model
+
+    def plan(
+        self,
+        text: str,
+        *,
+        key: str | None,
+        session_id: str | None,
+        model: str | None,
+        new: bool,
+        dry: bool,
+    ) -> TurnPlan:
+        store = self.store
+        trigger = parse_reset_trigger(text, self.chat)
+        label = parse_label_command(text) if trigger is None else None
+        message = trigger.message if trigger else text
+        command = "label" if label is not None else None
+        wants_new = new or trigger is not None
+        if trigger is not None and not message.strip():
+            command = "new"
+        current: ChatSession | None
+        if session_id:
+            current = store.require(session_id)
+            key = current.key
+        else:
+            key = store.normalize_key(key or local_session_key())
+            current = store.peek(key) if dry else None
+        override = trigger.model if trigger else None
+        if wants_new:
+            reason = "reset" if trigger is not None and trigger.command == "reset" else "new"
+            session = None if dry else store.reset(key, model_override=override)
+            new_session = True
+        elif session_id:
+            session, new_session, reason = current, False, None
+        elif dry:
+            session, new_session = current, current is None
+            reason = "stale" if new_session else None
+        else:
+            before = store.current(key)
+            session, new_session = store.get_or_create(key)
+            reason = ("stale" if before else "first") if new_session else None
+        chosen = self._resolve_model(model) or override
+        if chosen is None and session is not None:
+            chosen = session.model_override
+        return TurnPlan(
+            key, session, new_session, reason, message, chosen, override, command, label
+        )
+
+    def assemble(
+        self, session: ChatSession | None, history: History, message: str
+    ) -> AssembledPrompt:
+        window = (session.context_tokens if session else None) or self.chat.context_window
+        return assemble(self.chat, history, message, context_window=window, recaller=self._recall)
+
+    def _recall(
+        self,
+        user_texts: Sequence[str],
+        cap: int,
+        kept: Sequence[ContextMessage],
+        others: Sequence[str],
+    ) -> RecallBlock:
+        try:
+            return recall(
+                self.db, user_texts, cap=cap, present_ids=[m.id for m in kept],
+                present_texts=[m.content for m in kept] + list(others),
+                facts_provider=self.facts_provider,
+            )  # fmt: skip
+        except sqlite3.Error:
+            return RecallBlock(query="", cap=cap)  # recall is a bonus; a busy index skips it
+
+    def index(self, path: Path) -> None:
+        """Index a transcript now (the same-process notification); never fails a turn."""
+        with contextlib.suppress(sqlite3.Error, OSError):
+            self._index_paths({path})

@@ -1,0 +1,388 @@
+"""One chat turn in flight: the steps after the session is chosen, and how a turn ends.
+
+:class:`ChatTurn` is what :meth:`ChatEngine.turn <clawback.core.chat.engine.ChatEngine.turn>`
+returns: iterate it for events, call :meth:`ChatTurn.cancel` to stop it. It persists the user's
+message before anything can fail, runs the lifecycle hooks, relays the ``claude`` stream from a
+task of its own (so a cancel stops just ``claude``), stores the reply, and on every other way out
+keeps what streamed as a ``partial`` reply plus a ``system`` note saying what failed.
+
+This module must never lose what the user typed and never store a recalled block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from clawback.core.archive.parsers.native import message_event
+from clawback.core.archive.recall import strip_recalled
+from clawback.core.chat.events import (
+    ChatEvent,
+    Notice,
+    PromptAssembled,
+    ReplyDelta,
+    SessionChanged,
+    ThresholdHooks,
+    TurnFinished,
+    TurnOutcome,
+)
+from clawback.core.chat.prompt import AssembledPrompt, History
+from clawback.core.chat.sessions import ChatSession, SessionStore
+from clawback.core.chat.transcript import Transcript
+from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
+from clawback.core.claude.events import (
+    ApiRetry,
+    AssistantMessage,
+    Result,
+    SystemInit,
+    TextDelta,
+    Usage,
+)
+from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.timeutil import format_ts
+
+__all__ = ["ChatTurn", "TurnHost", "TurnPlan"]
+
+
+@dataclass
+class TurnPlan:
+    """Step 1-2 of a turn: which session, which command, which message and model."""
+
+    key: str
+    session: ChatSession | None
+    new_session: bool
+    reason: str | None
+    message: str
+    model: str | None
+    model_override: str | None
+    command: str | None
+    label: str | None
+
+
+class TurnHost(Protocol):
+    """What a turn needs from the engine that made it (the chat engine).
+
+    A narrow interface, so this module does not depend on the engine that depends on it.
+    """
+
+    store: SessionStore
+    hooks: ThresholdHooks
+    runner: ClaudeRunner
+    clock: Callable[[], datetime]
+    running: set[ChatTurn]
+
+    def plan(
+        self,
+        text: str,
+        *,
+        key: str | None,
+        session_id: str | None,
+        model: str | None,
+        new: bool,
+        dry: bool,
+    ) -> TurnPlan: ...
+
+    def history(self, session: ChatSession, *, skip_ids: Sequence[str] = ()) -> History: ...
+
+    def assemble(
+        self, session: ChatSession | None, history: History, message: str
+    ) -> AssembledPrompt: ...
+
+    def index(self, path: Path) -> None: ...
+
+
+async def _hook(what: str, call: Awaitable[str | None]) -> str | None:
+    """Run a lifecycle hook; its failure is a note for the user, never a lost turn."""
+    try:
+        return await call
+    except asyncio.CancelledError:
+        raise
+    except ClawbackError as exc:
+        return f"The {what} did not run: {' '.join(str(exc).split())}"
+
+
+class ChatTurn:
+    """One turn in flight: iterate it for :data:`ChatEvent`\\ s; :meth:`cancel` stops it.
+
+    After iteration, :attr:`outcome` holds the :class:`TurnOutcome` (also the last event).
+    """
+
+    def __init__(
+        self,
+        engine: TurnHost,
+        text: str,
+        *,
+        key: str | None,
+        session_id: str | None,
+        model: str | None,
+        new: bool,
+    ) -> None:
+        self.engine = engine
+        self.text = text
+        self.key = key
+        self.session_id = session_id
+        self.model = model
+        self.new = new
+        self.outcome: TurnOutcome | None = None
+        self.session: ChatSession | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cancel_requested = False
+        self._streamed: list[str] = []
+        self._settled = False
+        self._transcript: Transcript | None = None
+        self._started = False
+
+    def cancel(self) -> None:
+        """Stop ``claude`` and keep the partial reply; safe from any thread, and before start."""
+        self._cancel_requested = True
+        pump, loop = self._pump, self._loop
+        if pump is not None and loop is not None and not pump.done():
+            loop.call_soon_threadsafe(pump.cancel)
+
+    def __aiter__(self) -> AsyncIterator[ChatEvent]:
+        if self._started:
+            raise RuntimeError("a ChatTurn can be iterated only once")
+        self._started = True
+        return self._events()
+
+    # -- the pipeline ---------------------------------------------------------------------------
+
+    async def _events(self) -> AsyncIterator[ChatEvent]:
+        engine = self.engine
+        engine.running.add(self)
+        self._loop = asyncio.get_running_loop()
+        try:
+            if not self.text.strip() and not self.new:
+                raise UsageError("Nothing to send: the message is empty.")
+            plan = engine.plan(
+                self.text, key=self.key, session_id=self.session_id, model=self.model,
+                new=self.new, dry=False,
+            )  # fmt: skip
+            assert plan.session is not None
+            session = self.session = plan.session
+            if plan.new_session:
+                yield SessionChanged(session, plan.reason or "new")
+            if plan.command == "label":
+                yield self._label(session, plan.label or "")
+                return
+            if plan.command == "new" or not plan.message.strip():
+                note = f"Started a new session {session.id[:8]}"
+                if plan.model_override:
+                    note += f" with model {plan.model_override}"
+                yield Notice(note + ".")
+                self.outcome = TurnOutcome(session, new_session=plan.new_session, command="new")
+                yield TurnFinished(self.outcome)
+                return
+            async for event in self._chat(plan, session):
+                yield event
+        finally:
+            self.engine.running.discard(self)
+
+    def _label(self, session: ChatSession, text: str) -> ChatEvent:
+        store = self.engine.store
+        if not text:
+            note = f"Label: {session.label}" if session.label else "This session has no label."
+            self.outcome = TurnOutcome(session, command="label")
+            return Notice(note)
+        label = store.set_label(session.id, text)
+        self.session = store.require(session.id)
+        self.outcome = TurnOutcome(self.session, command="label")
+        return Notice(f"Labelled this session {label!r}.")
+
+    async def _chat(self, plan: TurnPlan, session: ChatSession) -> AsyncIterator[ChatEvent]:
+        engine, store, hooks = self.engine, self.engine.store, self.engine.hooks
+        transcript = self._transcript = store.ensure_transcript(session)
+        user_id = str(uuid.uuid4())
+        user_text = strip_recalled(plan.message)
+        transcript.append(
+            [message_event(user_id, "user", user_text, format_ts(engine.clock()))], sync=True
+        )
+        store.record_messages(session.id, 1)
+        session = self.session = store.require(session.id)
+        outcome = TurnOutcome(
+            session, new_session=plan.new_session, user_message_id=user_id, model=plan.model
+        )
+        self.outcome = outcome
+        try:
+            note = await _hook("memory flush", hooks.maybe_flush(session))
+            if note:
+                session = self.session = store.require(session.id)
+                yield Notice(note)
+            history = engine.history(session, skip_ids=[user_id])
+            prompt = engine.assemble(session, history, user_text)
+            note = await _hook("compaction", hooks.maybe_compact(session, prompt.untrimmed_tokens))
+            if note:
+                session = self.session = store.require(session.id)
+                yield Notice(note)
+                history = engine.history(session, skip_ids=[user_id])
+                prompt = engine.assemble(session, history, user_text)
+            outcome.prompt = prompt
+            yield PromptAssembled(session, prompt, plan.model)
+            if self._cancel_requested:
+                raise ClaudeCancelled()
+            result = None
+            async for event in self._run_claude(prompt, plan.model):
+                if isinstance(event, Result):
+                    result = event
+                elif isinstance(event, ReplyDelta | Notice):
+                    yield event
+            assert result is not None
+            reply = strip_recalled(result.reply or "".join(self._streamed))
+            outcome.reply_message_id = self._append_reply(
+                reply, model=result.model, usage=result.usage
+            )
+            session = self.session = store.record_usage(
+                session.id, result.usage, model=result.model, context_window=result.context_window
+            )
+            outcome.session = session
+            outcome.reply = reply
+            outcome.usage = result.usage
+            outcome.model = result.model
+            outcome.context_window = result.context_window
+            outcome.cost = result.total_cost_usd
+        except ClaudeCancelled as exc:
+            if not self._cancel_requested:  # the iterating task itself was cancelled
+                self._keep_partial(exc.partial_text, outcome, cancelled=True)
+                raise
+            self._keep_partial(exc.partial_text, outcome, cancelled=True)
+        except ClaudeError as exc:
+            self._keep_partial(exc.partial_text, outcome, error=exc)
+            raise
+        except BaseException as exc:
+            if not self._settled:
+                reason = exc if isinstance(exc, Exception) else None
+                streamed = "".join(self._streamed)
+                self._keep_partial(streamed, outcome, cancelled=reason is None, error=reason)
+            raise
+        finally:
+            await self._stop_pump()
+            transcript.sync()
+            engine.index(transcript.path)
+            outcome.session = store.get(session.id) or outcome.session
+        note = await _hook("after-turn check", hooks.after_turn(outcome.session, outcome))
+        if note:
+            yield Notice(note)
+        yield TurnFinished(outcome)
+
+    async def _run_claude(self, prompt: AssembledPrompt, model: str | None) -> AsyncIterator[Any]:
+        """Run claude in a task of its own (so :meth:`cancel` can stop just it) and relay."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        done = object()
+        runner = self.engine.runner
+
+        async def pump() -> None:
+            try:
+                events = runner.stream(
+                    prompt.prompt, system_prompt=prompt.system_prompt, model=model
+                )
+                async with contextlib.aclosing(events):
+                    async for event in events:
+                        queue.put_nowait(event)
+                queue.put_nowait(done)
+            except BaseException as exc:  # ClaudeCancelled included: hand it to the reader
+                queue.put_nowait(exc)
+
+        self._pump = asyncio.create_task(pump())
+        if self._cancel_requested:
+            self._pump.cancel()
+        saw_delta = False
+        while True:
+            item = await queue.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, TextDelta):
+                saw_delta = True
+                self._streamed.append(item.text)
+                yield ReplyDelta(item.text)
+            elif isinstance(item, AssistantMessage):
+                if not item.is_api_error and not saw_delta and item.text:
+                    self._streamed.append(item.text)
+                    yield ReplyDelta(item.text)
+            elif isinstance(item, SystemInit):
+                if item.model and self.outcome is not None:
+                    self.outcome.model = item.model
+            elif isinstance(item, ApiRetry):
+                status = f" ({item.error_status})" if item.error_status else ""
+                yield Notice(
+                    f"claude is retrying the API{status}: attempt {item.attempt}"
+                    f" of {item.max_retries}"
+                )
+            elif isinstance(item, Result):
+                yield item
+
+    async def _stop_pump(self) -> None:
+        pump = self._pump
+        if pump is None or pump.done():
+            return
+        pump.cancel()
+        try:
+            await asyncio.shield(pump)
+        except asyncio.CancelledError:
+            # cancelled again while the process was being stopped: wait for it regardless
+            with contextlib.suppress(BaseException):
+                await pump
+            raise
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def _append_reply(
+        self,
+        text: str,
+        *,
+        model: str | None,
+        usage: Usage | None = None,
+        partial: bool = False,
+    ) -> str:
+        assert self._transcript is not None and self.session is not None
+        reply_id = str(uuid.uuid4())
+        usage_json = None
+        if usage is not None:
+            usage_json = {
+                "input_tokens": usage.input,
+                "output_tokens": usage.output,
+                "cache_read_input_tokens": usage.cache_read,
+                "cache_creation_input_tokens": usage.cache_write,
+            }
+        line = message_event(
+            reply_id, "assistant", text, format_ts(self.engine.clock()), model=model,
+            usage=usage_json, partial=partial,
+        )  # fmt: skip
+        self._transcript.append([line], sync=True)
+        self.engine.store.record_messages(self.session.id, 1)
+        self._settled = True
+        return reply_id
+
+    def _keep_partial(
+        self,
+        partial_text: str,
+        outcome: TurnOutcome,
+        *,
+        cancelled: bool = False,
+        error: BaseException | None = None,
+    ) -> None:
+        """Record how a turn that did not complete ended: partial reply, then a system note."""
+        if self._settled or self._transcript is None or self.session is None:
+            return
+        self._settled = True
+        text = strip_recalled(partial_text or "".join(self._streamed))
+        if text.strip():
+            outcome.reply_message_id = self._append_reply(text, model=outcome.model, partial=True)
+        outcome.reply = text
+        outcome.partial = bool(text)
+        outcome.cancelled = cancelled
+        if error is not None:
+            outcome.is_error = True
+            outcome.error = " ".join(str(error).split())
+            note = f"The claude call failed: {outcome.error}"
+            line = message_event(str(uuid.uuid4()), "system", note, format_ts(self.engine.clock()))
+            self._transcript.append([line], sync=True)

@@ -1,0 +1,548 @@
+"""Run one chat turn through the user's own ``claude`` CLI (Claude Code print mode).
+
+clawback has no API key of its own: every turn is a ``claude -p`` subprocess, prompt on stdin, reply
+read line by line from ``--output-format stream-json`` and turned into typed events by
+:mod:`clawback.core.claude.events`. Every way that can fail (no CLI, not logged in, an API error,
+garbage on stdout, a crash, a hang, the caller giving up) ends in one :class:`ClaudeError` subclass
+with a message written for the user, carrying whatever reply text had already streamed. Structured
+calls (``--json-schema``) use the same stream: the CLI puts ``structured_output`` in its result
+line there too.
+
+The exceptions live in :mod:`clawback.core.claude.errors` (re-exported here).
+
+This module must never run the CLI through a shell, never put the prompt on the command line (it
+goes on stdin), never pass ``--bare`` on its own (it would ignore the user's ``claude /login``), and
+never leave a process behind: each call runs in its own process group, which is stopped on every
+way out (after a clean finish, only whatever the CLI left running in it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clawback.core.claude.errors import (
+    CLAUDE_ENV,
+    ClaudeAPIError,
+    ClaudeAuthError,
+    ClaudeBadOutput,
+    ClaudeCancelled,
+    ClaudeError,
+    ClaudeKilled,
+    ClaudeNotFound,
+    ClaudeNotLoggedIn,
+    ClaudeOverloaded,
+    ClaudeRateLimited,
+    ClaudeTimeout,
+    error_for_result,
+)
+from clawback.core.claude.events import (
+    AssistantMessage,
+    Event,
+    Result,
+    TextDelta,
+    UnparseableOutput,
+    Usage,
+    parse_stream_line,
+)
+from clawback.core.paths import Paths, ensure_private_dir
+
+if TYPE_CHECKING:
+    from clawback.core.config import ChatConfig
+
+__all__ = [
+    "CLAUDE_ENV",
+    "ClaudeAPIError",
+    "ClaudeAuthError",
+    "ClaudeBadOutput",
+    "ClaudeCancelled",
+    "ClaudeError",
+    "ClaudeKilled",
+    "ClaudeNotFound",
+    "ClaudeNotLoggedIn",
+    "ClaudeOverloaded",
+    "ClaudeRateLimited",
+    "ClaudeRunner",
+    "ClaudeTimeout",
+    "TurnResult",
+    "error_for_result",
+]
+
+
+_READ_CHUNK = 1 << 16
+_MAX_GARBAGE_BYTES = 64 * 1024  # non-JSON output tolerated before giving up on the process
+_STDERR_TAIL_BYTES = 4096
+_AFTER_RESULT_SECONDS = 5.0  # how long the CLI may linger after its result line
+_MAX_ARG_BYTES = 100_000  # Linux refuses a single argument over 128 KiB; use a file above this
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """One finished call, collected by :meth:`ClaudeRunner.run`.
+
+    ``reply`` is the CLI's final text; ``partial`` the text as it streamed (the same on success,
+    kept because it is what the user saw).
+    """
+
+    reply: str
+    partial: str
+    usage: Usage
+    model: str | None
+    context_window: int | None
+    cost: float
+    is_error: bool
+    session_id: str | None = None
+    structured_output: Any = None
+    num_turns: int = 0
+    duration_ms: int | None = None
+    result: Result | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_result(cls, result: Result, partial: str = "") -> TurnResult:
+        return cls(
+            reply=result.reply,
+            partial=partial,
+            usage=result.usage,
+            model=result.model,
+            context_window=result.context_window,
+            cost=result.total_cost_usd,
+            is_error=result.is_error,
+            session_id=result.session_id,
+            structured_output=result.structured_output,
+            num_turns=result.num_turns,
+            duration_ms=result.duration_ms,
+            result=result,
+        )
+
+
+# --------------------------------------------------------------------------------------- runner
+
+
+class _Expired(Exception):
+    """Our own deadline passed (kept apart from the caller's cancellation)."""
+
+
+class _Flag:
+    """Set once the result line has come, so the reader stops waiting on a lingering process."""
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def __bool__(self) -> bool:
+        return self._set
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def _feed_stdin(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
+    if stdin is None:
+        return
+    try:
+        stdin.write(data)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the process died early; its exit status tells the story
+    finally:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            stdin.close()
+
+
+async def _drain_tail(stream: asyncio.StreamReader | None, keep: int) -> bytes:
+    """Read a stream to its end (so the pipe never fills), keeping only its last bytes."""
+    if stream is None:
+        return b""
+    tail = b""
+    while chunk := await stream.read(_READ_CHUNK):
+        tail = (tail + chunk)[-keep:]
+    return tail
+
+
+class ClaudeRunner:
+    """Runs ``claude -p`` for one prompt at a time; safe to share, each call is its own process.
+
+    ``command`` is the configured executable (``$CLAWBACK_CLAUDE`` overrides it), ``extra_args`` go
+    after clawback's own flags, ``model`` is the default for calls that name none, ``timeout`` is
+    the most seconds one call may take (``None``: no limit), ``env`` is added to the inherited
+    environment, ``cwd`` is where the CLI starts (it reads ``CLAUDE.md`` from there), by default
+    a private empty folder in the clawback home. ``kill_grace`` is how long a stopped process gets
+    between SIGTERM and SIGKILL.
+    """
+
+    def __init__(
+        self,
+        command: str = "claude",
+        *,
+        extra_args: Sequence[str] = (),
+        model: str | None = None,
+        timeout: float | None = 300.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        kill_grace: float = 2.0,
+    ) -> None:
+        self.command = command
+        self.extra_args = list(extra_args)
+        self.model = model or None
+        self.timeout = timeout
+        self.env = dict(env or {})
+        self.cwd = Path(cwd) if cwd is not None else None
+        self.kill_grace = kill_grace
+
+    @classmethod
+    def from_config(
+        cls,
+        chat: ChatConfig,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ClaudeRunner:
+        """A runner for the ``[chat]`` section of the config."""
+        return cls(
+            chat.claude_command,
+            extra_args=chat.extra_args,
+            model=chat.model or None,
+            timeout=float(chat.timeout_seconds) if chat.timeout_seconds > 0 else None,
+            env=env,
+            cwd=cwd,
+        )
+
+    # -- the command ------------------------------------------------------------------------
+
+    def child_env(self) -> dict[str, str]:
+        return {**os.environ, **self.env}
+
+    def executable(self) -> str:
+        """The full path of the ``claude`` to run, or :class:`ClaudeNotFound`."""
+        wanted = os.path.expanduser(os.environ.get(CLAUDE_ENV) or self.command)
+        found = shutil.which(wanted, path=self.child_env().get("PATH"))
+        if found is None:
+            reason = "no such executable" if os.sep in wanted else "not found on PATH"
+            raise ClaudeNotFound(wanted, reason)
+        return os.path.abspath(found)
+
+    def working_directory(self) -> Path:
+        """Where the CLI starts: chosen on purpose, since it loads ``CLAUDE.md`` from there."""
+        if self.cwd is not None:
+            return self.cwd
+        return ensure_private_dir(Paths.resolve().home / "claude-cwd")
+
+    def build_argv(
+        self,
+        executable: str,
+        *,
+        system_prompt: str,
+        model: str | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        system_prompt_file: str | None = None,
+    ) -> list[str]:
+        """The exact argument vector of one call (no shell ever sees it)."""
+        argv = [
+            executable,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--no-session-persistence",
+            "--tools",
+            "",
+        ]
+        if system_prompt_file is not None:
+            argv += ["--system-prompt-file", system_prompt_file]
+        else:
+            argv += ["--system-prompt", system_prompt]
+        chosen = model or self.model
+        if chosen:
+            argv += ["--model", chosen]
+        if json_schema is not None:
+            argv += ["--json-schema", json.dumps(json_schema, separators=(",", ":"))]
+        return argv + self.extra_args
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def stream(
+        self,
+        prompt: str,
+        *,
+        system_prompt: str,
+        model: str | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run one call and yield its events as they arrive; the last one is a :class:`Result`.
+
+        Failures raise a :class:`ClaudeError` subclass instead of yielding an error result. Close
+        the iterator when stopping early (``contextlib.aclosing``) so the process is stopped at
+        once rather than when the generator is collected.
+        """
+        executable = self.executable()
+        cwd = self.working_directory()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout if self.timeout is not None else None
+        prompt_file: str | None = None
+        if len(system_prompt.encode()) > _MAX_ARG_BYTES:
+            fd, prompt_file = tempfile.mkstemp(prefix="clawback-system-", suffix=".txt")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(system_prompt)
+        argv = self.build_argv(
+            executable,
+            system_prompt=system_prompt,
+            model=model,
+            json_schema=json_schema,
+            system_prompt_file=prompt_file,
+        )
+        try:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=cwd,
+                    env=self.child_env(),
+                    start_new_session=True,
+                )
+            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+                if isinstance(exc, FileNotFoundError | NotADirectoryError) and not cwd.is_dir():
+                    raise ClaudeError(f"The folder claude should start in is gone: {cwd}") from exc
+                raise ClaudeNotFound(executable, exc.strerror or str(exc)) from exc
+            except OSError as exc:
+                if exc.errno == errno.E2BIG:
+                    raise ClaudeError(
+                        "The claude command line is too long (the system prompt, the JSON schema "
+                        "or chat.extra_args); shorten it."
+                    ) from exc
+                raise ClaudeNotFound(executable, exc.strerror or str(exc)) from exc
+            async with contextlib.aclosing(self._events(proc, prompt, deadline)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            if prompt_file is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(prompt_file)
+
+    async def _events(
+        self, proc: asyncio.subprocess.Process, prompt: str, deadline: float | None
+    ) -> AsyncGenerator[Event, None]:
+        """Read one running process to its end; stop its process group on every way out."""
+        stdin_task = asyncio.ensure_future(_feed_stdin(proc.stdin, prompt.encode("utf-8")))
+        stderr_task = asyncio.ensure_future(_drain_tail(proc.stderr, _STDERR_TAIL_BYTES))
+        streamed: list[str] = []
+        saw_delta = False
+        result: Result | None = None
+        done = _Flag()
+        first_garbage: str | None = None
+        garbage_bytes = 0
+        clean = cancelled = False
+        try:
+            async with contextlib.aclosing(self._lines(proc, deadline, done)) as lines:
+                async for line in lines:
+                    try:
+                        event = parse_stream_line(line)
+                    except UnparseableOutput as exc:
+                        first_garbage = first_garbage if first_garbage is not None else line.strip()
+                        garbage_bytes += len(line)
+                        if garbage_bytes > _MAX_GARBAGE_BYTES:
+                            partial = "".join(streamed)
+                            raise ClaudeBadOutput(first_garbage, partial_text=partial) from exc
+                        continue
+                    if event is None:
+                        continue
+                    if isinstance(event, TextDelta):
+                        saw_delta = True
+                        streamed.append(event.text)
+                    elif isinstance(event, AssistantMessage):
+                        if not event.is_api_error and not saw_delta and event.text:
+                            streamed.append(event.text)
+                    elif isinstance(event, Result):
+                        result = event
+                        done.set()
+                        if result.is_error:
+                            continue  # raised below, once the process has ended
+                    yield event
+            returncode = await self._wait(proc, deadline, result is not None)
+            partial = "".join(streamed)
+            if result is not None:
+                if result.is_error:
+                    raise error_for_result(result, partial)
+                clean = True
+                return
+            if first_garbage is not None:
+                raise ClaudeBadOutput(first_garbage, partial_text=partial, returncode=returncode)
+            stderr = await self._stderr(stderr_task)
+            raise ClaudeKilled(returncode, stderr, partial_text=partial)
+        except _Expired:
+            raise ClaudeTimeout(self.timeout or 0.0, partial_text="".join(streamed)) from None
+        except asyncio.CancelledError:
+            cancelled = True
+            raise ClaudeCancelled(partial_text="".join(streamed)) from None
+        finally:
+            interrupted = await self._stop(proc, clean)
+            for task in (stdin_task, stderr_task):
+                task.cancel()
+            try:
+                await asyncio.gather(stdin_task, stderr_task, return_exceptions=True)
+            except asyncio.CancelledError:
+                interrupted = True
+            if interrupted and not cancelled:
+                # cancelled while stopping the process: report that, not what came before
+                raise ClaudeCancelled(partial_text="".join(streamed))
+
+    async def _lines(
+        self,
+        proc: asyncio.subprocess.Process,
+        deadline: float | None,
+        finished: _Flag,
+    ) -> AsyncGenerator[str, None]:
+        """Split stdout into lines of any length, honouring the deadline.
+
+        Once the result line has come, the process gets a few seconds to close stdout; after that
+        the reading stops without an error.
+        """
+        assert proc.stdout is not None
+        loop = asyncio.get_running_loop()
+        buffer = b""
+        after_result: float | None = None
+        while True:
+            when = deadline
+            if finished:
+                if after_result is None:
+                    after_result = loop.time() + _AFTER_RESULT_SECONDS
+                when = after_result if when is None else min(when, after_result)
+            try:
+                async with asyncio.timeout_at(when):
+                    chunk = await proc.stdout.read(_READ_CHUNK)
+            except TimeoutError:
+                if finished:
+                    return
+                raise _Expired from None
+            if not chunk:
+                break
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                yield raw.decode("utf-8", errors="replace")
+        if buffer.strip():
+            yield buffer.decode("utf-8", errors="replace")
+
+    async def _wait(
+        self, proc: asyncio.subprocess.Process, deadline: float | None, finished: bool
+    ) -> int | None:
+        """Wait for the exit status; a finished call only gets a few seconds to exit."""
+        loop = asyncio.get_running_loop()
+        when = deadline
+        if finished:
+            soon = loop.time() + _AFTER_RESULT_SECONDS
+            when = soon if when is None else min(when, soon)
+        try:
+            async with asyncio.timeout_at(when):
+                return await proc.wait()
+        except TimeoutError:
+            if finished:
+                return None
+            raise _Expired from None
+
+    async def _stderr(self, task: asyncio.Future[bytes]) -> str:
+        try:
+            async with asyncio.timeout(1.0):
+                tail = await asyncio.shield(task)
+        except TimeoutError:
+            return ""
+        return tail.decode("utf-8", errors="replace")
+
+    async def _stop(self, proc: asyncio.subprocess.Process, clean: bool) -> bool:
+        """Stop the whole process group: SIGTERM, then SIGKILL after the grace period.
+
+        After a clean finish the CLI has exited; anything it left in its group gets SIGTERM.
+        A cancellation that arrives meanwhile only cuts the grace period short (asyncio's child
+        watcher still reaps the process); it is reported by returning True.
+        """
+        interrupted = False
+        if proc.returncode is None:
+            _signal_group(proc.pid, signal.SIGTERM)
+            try:
+                async with asyncio.timeout(self.kill_grace):
+                    await proc.wait()
+            except TimeoutError:
+                pass
+            except asyncio.CancelledError:
+                interrupted = True
+            if proc.returncode is None:
+                _signal_group(proc.pid, signal.SIGKILL)
+                try:
+                    await proc.wait()
+                except asyncio.CancelledError:
+                    interrupted = True
+        _signal_group(proc.pid, signal.SIGTERM if clean else signal.SIGKILL)
+        return interrupted
+
+    async def run(
+        self,
+        prompt: str,
+        *,
+        system_prompt: str,
+        model: str | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> TurnResult:
+        """Run one call to the end and collect it; errors raise as in :meth:`stream`."""
+        streamed: list[str] = []
+        whole: list[str] = []
+        result: Result | None = None
+        events = self.stream(
+            prompt, system_prompt=system_prompt, model=model, json_schema=json_schema
+        )
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if on_event is not None:
+                    on_event(event)
+                if isinstance(event, TextDelta):
+                    streamed.append(event.text)
+                elif isinstance(event, AssistantMessage) and not event.is_api_error:
+                    whole.append(event.text)
+                elif isinstance(event, Result):
+                    result = event
+        if result is None:  # stream() raises instead; this is only a guard
+            raise ClaudeBadOutput("(no result line)")
+        return TurnResult.from_result(result, "".join(streamed) or "".join(whole))
+
+    async def version(self) -> str:
+        """``claude --version``, e.g. ``"2.1.328 (Claude Code)"``."""
+        executable = self.executable()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                executable,
+                "--version",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.working_directory(),
+                env=self.child_env(),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ClaudeNotFound(executable, exc.strerror or str(exc)) from exc
+        try:
+            async with asyncio.timeout(30):
+                out, err = await proc.communicate()
+        except TimeoutError:
+            raise ClaudeTimeout(30) from None
+        finally:
+            await self._stop(proc, clean=proc.returncode == 0)
+        if proc.returncode != 0:
+            raise ClaudeKilled(proc.returncode, err.decode("utf-8", errors="replace"))
+        return out.decode("utf-8", errors="replace").strip()

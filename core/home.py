@@ -1,0 +1,186 @@
+"""A clawback home: its paths, config and open index, and the one place that builds services.
+
+The CLI builds it once per invocation and the app receives it from its factory, so no module
+reaches for a global home, and tests hand in a temporary one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from clawback.core.archive.ingest import Ingestor, IngestStats, ProgressFactory
+from clawback.core.archive.sources import SourceRoot, configured_roots, root_for_path
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.config import Config, load_config
+from clawback.core.db import connect
+from clawback.core.errors import ClawbackError
+from clawback.core.memory.compaction import Compactor
+from clawback.core.memory.facts import facts_provider
+from clawback.core.memory.files import Workspace
+from clawback.core.memory.flush import MemoryFlush
+from clawback.core.memory.librarian import ConversationOutcome, Librarian
+from clawback.core.memory.lifecycle import MemoryLifecycleHooks
+from clawback.core.paths import Paths
+from clawback.core.records import Source
+
+
+@dataclass
+class Home:
+    paths: Paths
+    config: Config
+    db: sqlite_utils.Database
+    listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, home: str | Path | None = None) -> Home:
+        """Open (creating if needed) the home; config errors surface before anything is touched."""
+        paths = Paths.resolve(home)
+        config = load_config(paths.config)
+        paths.ensure()
+        try:
+            db = connect(paths.database)
+        except sqlite3.DatabaseError as exc:
+            raise ClawbackError(
+                f"{paths.database}: cannot open the index ({exc}). It can be rebuilt: move the"
+                " file away and run `clawback ingest`."
+            ) from None
+        return cls(paths, config, db)
+
+    @property
+    def workspace(self) -> Path:
+        """The memory files' folder (``memory.workspace`` in the config, else in the home)."""
+        return self.config.workspace(self.paths)
+
+    def ingestor(self) -> Ingestor:
+        return Ingestor(self.db, self.config, self.paths, on_indexed=self._notify)
+
+    def _notify(self, session_ids: set[str]) -> None:
+        for listener in self.listeners:
+            listener(session_ids)
+
+    def ingest_all(
+        self, *, reimport: bool = False, progress: ProgressFactory | None = None
+    ) -> IngestStats:
+        roots = configured_roots(self.config, self.paths)
+        return self.ingestor().ingest(roots, reimport=reimport, full_scan=True, progress=progress)
+
+    def ingest_paths(
+        self,
+        paths: list[Path],
+        source: Source | None = None,
+        *,
+        reimport: bool = False,
+        progress: ProgressFactory | None = None,
+    ) -> IngestStats:
+        ingestor = self.ingestor()
+        roots = []
+        for path in paths:
+            if not path.exists():
+                raise ClawbackError(f"{path}: no such file or folder")
+            detected = source
+            if detected is None and path.is_file():
+                detected = ingestor.classify(path)
+                if detected is None:
+                    raise ClawbackError(f"{path}: not a transcript format clawback reads")
+            roots.append(root_for_path(path, detected))
+        return ingestor.ingest(roots, reimport=reimport, progress=progress)
+
+    def reindex(self, progress: ProgressFactory | None = None) -> IngestStats:
+        """Re-read every transcript the index knows, from the configured sources and beyond.
+
+        Files whose source is gone keep their entries: the index is their only copy now.
+        """
+        roots = configured_roots(self.config, self.paths)
+        covered = [root.root.resolve() for root in roots]
+        for source, key, path in self.db.execute(
+            "SELECT source, file_key, path FROM files WHERE missing = 0"
+        ).fetchall():
+            file = Path(path)
+            if any(file.is_relative_to(folder) for folder in covered) or not file.exists():
+                continue
+            base = file.parents[len(key.split("/")) - 1]
+            roots.append(SourceRoot(Source(source), base, str(base), only=(file,)))
+        return self.ingestor().ingest(roots, reimport=True, full_scan=True, progress=progress)
+
+    def watch_folders(self) -> list[Path]:
+        """Existing folders of the configured sources (the home's own are created)."""
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        folders = []
+        for root in configured_roots(self.config, self.paths):
+            if root.root.is_dir() and root.root not in folders:
+                folders.append(root.root)
+        return folders
+
+    def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
+        """Ingest the changed files among ``changed`` (a watcher batch)."""
+        roots = sorted(
+            configured_roots(self.config, self.paths),
+            key=lambda r: len(r.root.parts),
+            reverse=True,
+        )
+        picked: dict[SourceRoot, list[Path]] = {}
+        rescan: set[SourceRoot] = set()
+        for path in changed:
+            for root in roots:
+                if root.accepts(path):
+                    picked.setdefault(root, []).append(path)
+                    break
+                if path.is_dir() and path.is_relative_to(root.root):
+                    # Files written into a brand-new folder can beat the watch on that folder;
+                    # a stat-only re-scan of the root finds them.
+                    rescan.add(root)
+                    break
+        selected = [*rescan] + [
+            SourceRoot(root.source, root.root, root.name, only=tuple(files))
+            for root, files in picked.items()
+            if root not in rescan
+        ]
+        ingestor = self.ingestor()
+        stats = ingestor.ingest(selected)
+        if deleted:
+            stats.missing = ingestor.mark_missing()
+        return stats
+
+    def chat_engine(self, **kwargs: Any) -> ChatEngine:
+        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz).
+
+        Unless given, recall draws on the knowledge facts and the memory lifecycle (flush,
+        compaction, fact extraction) runs in every turn.
+        """
+        kwargs.setdefault("facts_provider", facts_provider(self.db))
+        engine = ChatEngine(
+            self.db, self.paths, self.config.chat, index=self.ingest_changed, **kwargs
+        )
+        if kwargs.get("hooks") is None:
+            engine.hooks = MemoryLifecycleHooks(
+                engine,
+                workspace=Workspace(self.workspace),
+                mask_secrets=self.config.archive.mask_secrets,
+            )
+        return engine
+
+    def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
+        """A memory flush for ``engine``'s sessions, writing into this home's workspace."""
+        return MemoryFlush(engine, workspace=Workspace(self.workspace))
+
+    def compactor(self, engine: ChatEngine) -> Compactor:
+        """A compactor for ``engine``'s sessions, masking secrets as the config says."""
+        return Compactor(engine, mask=self.config.archive.mask_secrets)
+
+    def librarian(
+        self,
+        runner: ClaudeRunner | None = None,
+        *,
+        on_outcome: Callable[[ConversationOutcome], None] | None = None,
+    ) -> Librarian:
+        """The librarian that turns this home's finished conversations into facts."""
+        return Librarian(self.db, self.paths, self.config, runner, on_outcome=on_outcome)
+
+    def close(self) -> None:
+        self.db.conn.close()

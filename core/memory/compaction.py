@@ -1,0 +1,498 @@
+"""Compaction: a summary replaces a chat's older messages in the prompt; the transcript keeps all.
+
+:meth:`Compactor.propose` summarizes every message before the last N kept ones (default
+``chat.keep_messages``) with one ``claude -p`` call, whose system prompt
+(:data:`COMPACTION_PROMPT`, replaceable) asks to keep decisions, open tasks, names, paths and
+numbers; the previous summary, if any, is summarized along with them, so the new one stands for
+the whole conversation before the kept messages. Nothing is written: the proposal is what a UI
+shows before the user confirms. :meth:`Compactor.commit` then, in one database transaction,
+bumps ``compaction_count``, sets ``total_tokens`` to the estimate after compaction, adds a row to
+the ``compactions`` ledger, and appends a ``compaction`` line (summary, id of the first kept
+message, tokens before and after, model) to the transcript; the transcript is re-indexed at
+once, so the summary is searchable like any message. :meth:`Compactor.compact` does both.
+
+Token figures are estimates (:func:`~clawback.core.tokens.estimate_tokens`) of the chat context
+(system prompt, summary, messages) before and after, so the two compare like with like.
+
+After a commit, :func:`start_fact_extraction` extracts knowledge facts from the compacted
+messages in an asyncio task of its own; its outcome (or failure) is only reported.
+
+This module must never remove or rewrite a transcript line (the compacted messages stay in the
+transcript and in the index), and a compaction that fails (a ``claude`` error, a timeout, an
+empty summary) must leave the session row, the transcript and the ledger exactly as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import sqlite3
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import sqlite_utils
+from clawback.core.archive.masking import mask_secrets
+from clawback.core.archive.parsers.native import compaction_event
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.transcript import Transcript, TranscriptMessage
+from clawback.core.claude.runner import ClaudeError, ClaudeRunner
+from clawback.core.db import write_transaction
+from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.memory.extraction import TranscriptMessage as ExtractionMessage
+from clawback.core.memory.extraction import extract
+from clawback.core.memory.facts import Action, FactChange, FactStore
+from clawback.core.memory.flush import is_no_reply
+from clawback.core.timeutil import format_ts
+from clawback.core.tokens import CHARS_PER_TOKEN, estimate_tokens
+
+__all__ = [
+    "COMPACTION_PROMPT",
+    "CompactionError",
+    "CompactionProposal",
+    "CompactionRecord",
+    "Compactor",
+    "NothingToCompact",
+    "compacted_messages",
+    "context_estimate",
+    "describe_changes",
+    "extract_compacted_facts",
+    "list_compactions",
+    "start_fact_extraction",
+]
+
+COMPACTION_PROMPT = """\
+You compact a conversation between a user and an AI assistant. You are given the summary of \
+its earliest part (if there is one) and the messages that came after it. Write one summary that \
+replaces all of them: the conversation will go on with only your summary and the latest \
+messages, so whatever you leave out is gone from it.
+
+Keep, exactly as written: every decision made and the reason for it; open tasks, unanswered \
+questions and agreed next steps; names of people, projects, components, files, functions, \
+commands and tools; paths, URLs, numbers, versions, settings and error messages. Say what the \
+user wants and prefers. Drop greetings, small talk and dead ends that changed nothing.
+
+Write plain markdown: short sections or bullet points, in the order things happened, without a \
+preamble and without addressing anyone."""
+
+PROMPT_FOOTER = (
+    "Summarize the conversation above (including the earlier summary, if there is one) as "
+    "instructed. Reply with the summary only."
+)
+_MIN_MESSAGE_CHARS = 400  # when the messages to summarize do not fit, each keeps at least this
+
+
+class CompactionError(ClawbackError):
+    """A compaction could not be made; nothing was changed."""
+
+
+class NothingToCompact(UsageError):
+    """Every message since the last compaction is among the ones kept."""
+
+
+# ---------------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class CompactionProposal:
+    """A summary ready to commit; nothing has been written yet.
+
+    ``compacted`` are the messages the summary replaces (after ``previous_summary``), ``kept``
+    the ones that stay verbatim; ``base_compaction_id`` is the session's latest compaction when
+    this was proposed, so a stale proposal is refused.
+    """
+
+    session_id: str
+    summary: str
+    previous_summary: str | None
+    compacted: list[ContextMessage]
+    kept: list[ContextMessage]
+    first_kept_id: str | None
+    tokens_before: int
+    tokens_after: int
+    model: str | None
+    base_compaction_id: str | None
+    cost: float = 0.0
+
+    @property
+    def messages_removed(self) -> int:
+        return len(self.compacted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "summary": self.summary,
+            "messages_removed": self.messages_removed,
+            "messages_kept": len(self.kept),
+            "first_kept_id": self.first_kept_id,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "model": self.model,
+        }
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """One row of the compaction ledger."""
+
+    id: int
+    session_id: str
+    created_at: str
+    tokens_before: int
+    tokens_after: int
+    messages_removed: int
+    first_kept_id: str | None
+    summary: str
+    model: str | None
+    transcript: str | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_LEDGER_COLUMNS = (
+    "c.id, c.session_id, c.created_at, c.tokens_before, c.tokens_after, c.messages_removed,"
+    " c.first_kept_id, c.summary, c.model, s.transcript"
+)
+
+
+def list_compactions(
+    db: sqlite_utils.Database, session_id: str | None = None, *, limit: int | None = None
+) -> list[CompactionRecord]:
+    """Ledger rows, newest first; of one session or all."""
+    sql = (
+        f"SELECT {_LEDGER_COLUMNS} FROM compactions c"
+        " LEFT JOIN chat_sessions s ON s.id = c.session_id"
+    )
+    params: list[Any] = []
+    if session_id is not None:
+        sql += " WHERE c.session_id = ?"
+        params.append(session_id)
+    sql += " ORDER BY c.created_at DESC, c.id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [CompactionRecord(*row) for row in db.execute(sql, params).fetchall()]
+
+
+def compacted_messages(record: CompactionRecord) -> list[TranscriptMessage]:
+    """The messages a ledger row's compaction replaced, read back from the transcript.
+
+    Those are the messages live before it (since the previous compaction's first kept message)
+    up to its own first kept message. Messages a fork inherited from its parent are not in the
+    fork's transcript and are not listed.
+    """
+    if not record.transcript:
+        return []
+    objects, _torn, _bad = Transcript(record.transcript).lines()
+    messages: list[TranscriptMessage] = []
+    live_start = 0
+    for obj in objects:
+        kind = obj.get("type")
+        if kind == "message":
+            message = _transcript_message(obj)
+            if message is not None:
+                messages.append(message)
+        elif kind == "compaction" and isinstance(obj.get("summary"), str):
+            end = _index_of(messages, obj.get("first_kept_id"), live_start)
+            if obj.get("timestamp") == record.created_at and (
+                obj.get("first_kept_id") == record.first_kept_id
+            ):
+                return messages[live_start:end]
+            live_start = end
+    return []
+
+
+def _transcript_message(obj: dict[str, Any]) -> TranscriptMessage | None:
+    role, content = obj.get("role"), obj.get("content")
+    if role not in ("user", "assistant") or not isinstance(content, str) or not content.strip():
+        return None
+    return TranscriptMessage(
+        id=str(obj.get("id") or ""),
+        role=str(role),
+        content=content,
+        timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
+        model=obj.get("model") if isinstance(obj.get("model"), str) else None,
+        partial=obj.get("partial") is True,
+    )
+
+
+def _index_of(messages: Sequence[TranscriptMessage], message_id: Any, start: int) -> int:
+    """Where ``message_id`` is among ``messages`` (from ``start``); the end if absent."""
+    if isinstance(message_id, str):
+        for index in range(start, len(messages)):
+            if messages[index].id == message_id:
+                return index
+    return len(messages)
+
+
+# --------------------------------------------------------------------------------- estimates
+
+
+def context_estimate(
+    system_prompt: str, summary: str | None, messages: Sequence[ContextMessage]
+) -> int:
+    """Estimated tokens of a chat context: system prompt, summary and messages."""
+    total = estimate_tokens(system_prompt)
+    if summary:
+        total += estimate_tokens(f"<conversation-summary>\n{summary}\n</conversation-summary>")
+    return total + sum(estimate_tokens(render_message(m) + "\n") for m in messages)
+
+
+def _fit(messages: Sequence[ContextMessage], budget_tokens: int) -> list[ContextMessage]:
+    """``messages`` with long contents cut in the middle so that all of them fit the budget."""
+    sizes = [estimate_tokens(render_message(m) + "\n") for m in messages]
+    if sum(sizes) <= budget_tokens or not messages:
+        return list(messages)
+    cap = max(_MIN_MESSAGE_CHARS, budget_tokens * CHARS_PER_TOKEN // len(messages) - 80)
+    fitted = []
+    for message in messages:
+        text = message.content
+        if len(text) > cap:
+            head = cap * 2 // 3
+            tail = cap - head
+            text = f"{text[:head]}\n[… {len(text) - cap} characters cut …]\n{text[-tail:]}"
+        fitted.append(
+            ContextMessage(message.id, message.role, text, message.timestamp, message.partial)
+        )
+    return fitted
+
+
+# --------------------------------------------------------------------------------- compactor
+
+
+Confirm = Callable[["CompactionProposal"], bool | Awaitable[bool]]
+
+
+class Compactor:
+    """Compacts the sessions of one chat engine (same runner, store, clock and index).
+
+    ``system_prompt`` replaces :data:`COMPACTION_PROMPT`; ``keep`` the configured number of
+    messages kept verbatim.
+    """
+
+    def __init__(
+        self,
+        engine: ChatEngine,
+        *,
+        system_prompt: str | None = None,
+        keep: int | None = None,
+        mask: bool = True,
+    ) -> None:
+        self.engine = engine
+        self.mask = mask  # mask secrets in the summary (archive.mask_secrets)
+        self.system_prompt = (
+            system_prompt or engine.chat.compaction_prompt
+        ).strip() or COMPACTION_PROMPT
+        self.keep = engine.chat.keep_messages if keep is None else keep
+
+    @property
+    def chat_system_prompt(self) -> str:
+        return self.engine.chat.system_prompt.strip() or DEFAULT_SYSTEM_PROMPT
+
+    def split(
+        self, session: ChatSession, keep: int | None = None
+    ) -> tuple[str | None, list[ContextMessage], list[ContextMessage]]:
+        """``(previous summary, messages to summarize, messages kept)`` for ``session``.
+
+        The first kept message must be in the session's own transcript (the compaction line
+        points at it), so a fork keeps all of its own messages if fewer than ``keep``.
+        """
+        keep = self.keep if keep is None else keep
+        if keep < 0:
+            raise UsageError("the number of messages to keep cannot be negative")
+        history = self.engine.history(session)
+        messages = history.messages
+        own = {m.id for m in Transcript(session.transcript_path).read().messages}
+        split = max(0, len(messages) - keep)
+        while split < len(messages) and messages[split].id not in own:
+            split += 1
+        return history.summary, messages[:split], messages[split:]
+
+    async def propose(self, session: ChatSession, *, keep: int | None = None) -> CompactionProposal:
+        """Summarize the messages before the kept ones; writes nothing.
+
+        Raises :class:`NothingToCompact`, a :class:`ClaudeError` (errors, timeouts) or a
+        :class:`CompactionError` (an empty summary).
+        """
+        keep = self.keep if keep is None else keep
+        previous, compacted, kept = self.split(session, keep)
+        if not compacted:
+            raise NothingToCompact(
+                f"nothing to compact in session {session.id[:8]}: its {len(kept)} message(s)"
+                f" since the last compaction are all kept (keep = {keep})"
+            )
+        chat = self.engine.chat
+        window = session.context_tokens or chat.context_window
+        budget = max(1000, window - chat.reserve_tokens - estimate_tokens(self.system_prompt))
+        prompt = self._prompt(previous, compacted, budget)
+        base = Transcript(session.transcript_path).read().compaction
+        result = await self.engine.runner.run(
+            prompt, system_prompt=self.system_prompt, model=session.model_override or None
+        )
+        summary = (result.reply or "").strip()
+        if is_no_reply(summary):
+            raise CompactionError(
+                "claude returned an empty summary; the session was left as it was"
+            )
+        system = self.chat_system_prompt
+        return CompactionProposal(
+            session_id=session.id,
+            summary=summary,
+            previous_summary=previous,
+            compacted=compacted,
+            kept=kept,
+            first_kept_id=kept[0].id if kept else None,
+            tokens_before=context_estimate(system, previous, [*compacted, *kept]),
+            tokens_after=context_estimate(system, summary, kept),
+            model=result.model,
+            base_compaction_id=base.id if base else None,
+            cost=result.cost,
+        )
+
+    def _prompt(self, previous: str | None, messages: Sequence[ContextMessage], budget: int) -> str:
+        parts = []
+        if previous:
+            parts.append(f"<earlier-summary>\n{previous}\n</earlier-summary>")
+        fixed = estimate_tokens("\n\n".join(parts) + PROMPT_FOOTER) + 20
+        rendered = "\n".join(render_message(m) for m in _fit(messages, budget - fixed))
+        parts.append(f"<conversation>\n{rendered}\n</conversation>")
+        parts.append(PROMPT_FOOTER)
+        return "\n\n".join(parts)
+
+    def commit(self, proposal: CompactionProposal) -> CompactionRecord:
+        """Write the compaction: counters, ledger row and transcript line, all or nothing."""
+        engine = self.engine
+        session = engine.store.require(proposal.session_id)
+        transcript = Transcript(session.transcript_path)
+        latest = transcript.read().compaction
+        if (latest.id if latest else None) != proposal.base_compaction_id:
+            raise CompactionError(
+                f"session {session.id[:8]} was compacted since this summary was proposed;"
+                " propose again"
+            )
+        stamp = _stamp(engine)
+        event_id = str(uuid.uuid4())
+        ledger_summary = (
+            mask_secrets(proposal.summary) if self.mask
+            else proposal.summary
+        )  # fmt: skip
+        with write_transaction(engine.db) as conn:
+            conn.execute(
+                "UPDATE chat_sessions SET compaction_count = compaction_count + 1,"
+                " total_tokens = ? WHERE id = ?",
+                (proposal.tokens_after, session.id),
+            )
+            cursor = conn.execute(
+                """INSERT INTO compactions (session_id, created_at, tokens_before, tokens_after,
+                       messages_removed, first_kept_id, summary, model)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                (session.id, stamp, proposal.tokens_before, proposal.tokens_after,
+                 proposal.messages_removed, proposal.first_kept_id, ledger_summary,
+                 proposal.model),
+            )  # fmt: skip
+            row_id = int(cursor.lastrowid or 0)
+            # last, so that a failed write rolls the counters and the ledger back with it
+            transcript.append(
+                [
+                    compaction_event(
+                        event_id, stamp, proposal.summary, proposal.first_kept_id,
+                        proposal.tokens_before, proposal.tokens_after, model=proposal.model,
+                    )
+                ],
+                sync=True,
+            )  # fmt: skip
+        with contextlib.suppress(sqlite3.Error, OSError):  # the index catches up on next ingest
+            engine.index(transcript.path)
+        return CompactionRecord(
+            row_id, session.id, stamp, proposal.tokens_before, proposal.tokens_after,
+            proposal.messages_removed, proposal.first_kept_id, ledger_summary, proposal.model,
+            str(transcript.path),
+        )  # fmt: skip
+
+    async def compact(
+        self,
+        session: ChatSession,
+        *,
+        keep: int | None = None,
+        confirm: Confirm | None = None,
+    ) -> CompactionRecord | None:
+        """Propose, ask ``confirm`` (if given; False cancels: None), and commit."""
+        proposal = await self.propose(session, keep=keep)
+        if confirm is not None:
+            answer = confirm(proposal)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if not answer:
+                return None
+        return self.commit(proposal)
+
+
+def _stamp(engine: ChatEngine) -> str:
+    return format_ts(engine.clock())
+
+
+# --------------------------------------------------------------------------- knowledge facts
+
+
+async def extract_compacted_facts(
+    db: sqlite_utils.Database, runner: ClaudeRunner, proposal: CompactionProposal
+) -> list[FactChange]:
+    """Extract knowledge facts from the messages a compaction replaced and store them."""
+    messages = [
+        ExtractionMessage(m.role, m.content, m.timestamp, m.id, proposal.session_id)
+        for m in proposal.compacted
+    ]
+    extraction = await extract(runner, messages, session_id=proposal.session_id)
+    return FactStore(db).apply(extraction.facts)
+
+
+def describe_changes(changes: Sequence[FactChange]) -> str:
+    counts = {action: 0 for action in Action}
+    for change in changes:
+        counts[change.action] += 1
+    parts = [f"{counts[Action.ADD]} new fact(s)"]
+    if counts[Action.UPDATE]:
+        parts.append(f"{counts[Action.UPDATE]} updated")
+    if counts[Action.SUPERSEDE]:
+        parts.append(f"{counts[Action.SUPERSEDE]} superseding older ones")
+    if counts[Action.NONE]:
+        parts.append(f"{counts[Action.NONE]} already known")
+    return ", ".join(parts)
+
+
+def start_fact_extraction(
+    db: sqlite_utils.Database,
+    runner: ClaudeRunner,
+    proposal: CompactionProposal,
+    *,
+    report: Callable[[str], None],
+) -> asyncio.Task[list[FactChange]]:
+    """Extract facts from a committed compaction in a task of its own; never raises.
+
+    ``report`` receives one line saying what was stored, or why nothing was. The task's result
+    is the list of changes (empty on failure). Must be called with an event loop running.
+    """
+
+    async def run() -> list[FactChange]:
+        try:
+            changes = await extract_compacted_facts(db, runner, proposal)
+        except asyncio.CancelledError:
+            raise
+        except (ClaudeError, ClawbackError, sqlite3.Error) as exc:
+            report(
+                f"Knowledge extraction after the compaction failed: {' '.join(str(exc).split())}"
+                " (`clawback process` extracts from the conversation later)."
+            )
+            return []
+        except Exception as exc:  # a bug must not go unnoticed, nor break the chat
+            report(f"Knowledge extraction after the compaction failed: {exc!r}")
+            return []
+        report(f"Knowledge from the compacted messages: {describe_changes(changes)}.")
+        return changes
+
+    return asyncio.get_running_loop().create_task(run(), name="clawback-compaction-facts")

@@ -1,0 +1,306 @@
+"""The pre-compaction memory flush: durable notes from a chat, appended to today's memory file.
+
+When a session nears its context window (:class:`FlushPolicy`), one ``claude -p`` turn runs over
+the session's current context (the latest compaction summary and the messages since, assembled
+the way a chat turn assembles them, without the recalled block) with the flush system prompt
+(:data:`FLUSH_SYSTEM_PROMPT`). Its reply is the proposed notes; ``NO_REPLY`` means nothing.
+
+The flush is reviewable: :meth:`MemoryFlush.propose` runs the turn and returns the notes and the
+diff they would make to ``memory/YYYY-MM-DD.md`` without writing anything;
+:meth:`MemoryFlush.apply` appends them, under a heading naming the session and the time and a
+link back to the session (a relative link to its transcript plus the ``clawback show`` command),
+re-indexes the file at once and records ``memory_flush_at`` / ``memory_flush_compaction_count``.
+A person may rewrite the notes before accepting them: :meth:`FlushProposal.with_notes` makes the
+proposal that writes their text instead (masked, under the same heading, the diff recomputed
+against the file as it is then).
+A flush that stored nothing (``NO_REPLY``) is recorded too, so it is not asked again in the same
+compaction cycle.
+
+This module must never let the model write a file (clawback appends the notes itself), never
+write anything in propose mode, never replace a memory file other than through
+:meth:`Workspace.save <clawback.core.memory.files.Workspace.save>` (atomic, keeping a ``.bak``),
+and never store text that has not been through :func:`mask_secrets`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from clawback.core.archive.masking import mask_secrets
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.chat.prompt import AssembledPrompt, assemble
+from clawback.core.chat.sessions import ChatSession
+from clawback.core.config import ChatConfig
+from clawback.core.errors import NotFoundError
+from clawback.core.memory.files import Workspace
+from clawback.core.timeutil import format_ts
+
+__all__ = [
+    "FLUSH_PROMPT",
+    "FLUSH_SYSTEM_PROMPT",
+    "NO_REPLY",
+    "FlushPolicy",
+    "FlushProposal",
+    "MemoryFlush",
+    "is_no_reply",
+]
+
+NO_REPLY = "NO_REPLY"
+
+FLUSH_SYSTEM_PROMPT = (
+    "Pre-compaction memory flush turn. The session is near auto-compaction; capture durable "
+    "memories. Reply NO_REPLY if nothing should be stored."
+)
+
+FLUSH_PROMPT = """\
+Before older turns of this conversation are compacted, write down what is worth remembering \
+in later conversations: decisions and why they were made, facts about the user, their projects \
+and preferences, open tasks and next steps, and exact names, paths, commands, versions and \
+numbers. Write short markdown bullet points and nothing else (no heading, no preamble). Leave \
+out small talk, what only mattered for a moment, and secrets. Reply NO_REPLY if nothing should \
+be stored."""
+
+_NO_REPLY_LINE = re.compile(r"^[\s`'\"*_.:>-]*NO_REPLY\b", re.IGNORECASE)
+
+
+def is_no_reply(text: str) -> bool:
+    """True for an empty reply or one that says ``NO_REPLY`` (on its first line, maybe quoted)."""
+    stripped = text.strip()
+    return not stripped or bool(_NO_REPLY_LINE.match(stripped.splitlines()[0]))
+
+
+# ------------------------------------------------------------------------------------- policy
+
+
+@dataclass(frozen=True)
+class FlushPolicy:
+    """When a memory flush is due: the session's last prompt is within the reserve of its window.
+
+    ``context_window`` is used until the model reports its own (``session.context_tokens``).
+    """
+
+    context_window: int = 200_000
+    reserve_tokens_floor: int = 5_000
+    soft_threshold_tokens: int = 4_000
+
+    @classmethod
+    def from_config(cls, chat: ChatConfig) -> FlushPolicy:
+        return cls(chat.context_window, chat.reserve_tokens_floor, chat.soft_threshold_tokens)
+
+    def window(self, session: ChatSession) -> int:
+        return session.context_tokens or self.context_window
+
+    def threshold(self, session: ChatSession) -> int:
+        """``total_tokens`` at or above this makes a flush due."""
+        return self.window(session) - self.reserve_tokens_floor - self.soft_threshold_tokens
+
+    @staticmethod
+    def flushed_this_cycle(session: ChatSession) -> bool:
+        """A flush already ran since the latest compaction (one per compaction cycle)."""
+        return session.memory_flush_compaction_count == session.compaction_count
+
+    def should_flush(self, session: ChatSession) -> bool:
+        return session.total_tokens >= self.threshold(session) and not self.flushed_this_cycle(
+            session
+        )
+
+
+# ----------------------------------------------------------------------------------- proposal
+
+
+@dataclass(frozen=True)
+class FlushProposal:
+    """What a flush would write. ``notes`` is empty when the model said ``NO_REPLY``.
+
+    ``block`` is exactly what :meth:`MemoryFlush.apply` appends (``heading``: the heading and
+    the link back to the session; then the notes) and ``diff`` the unified diff it makes to the
+    file as it was when proposed.
+    """
+
+    session_id: str
+    notes: str
+    target_name: str
+    target: Path
+    block: str
+    diff: str
+    created_at: str
+    compaction_count: int
+    model: str | None = None
+    cost: float = 0.0
+    heading: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.notes
+
+    def with_notes(self, text: str, *, current: str | None = None) -> FlushProposal:
+        """This proposal with ``text`` (a person's rewrite) as its notes; writes nothing.
+
+        The text is masked like the model's notes, since it is stored and indexed the same way,
+        and goes under the same heading. The diff is recomputed against ``current``, else the
+        target file as it is now: the person sees what their words, not the model's, would add.
+        Blank text gives an empty proposal, which :meth:`MemoryFlush.apply` does not write.
+        """
+        notes = mask_secrets(text.strip())
+        block = f"{self.heading}{notes}\n" if notes else ""
+        if current is None:
+            try:
+                current = self.target.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                current = ""
+        diff = _diff(current, block, self.target_name) if notes else ""
+        return replace(self, notes=notes, block=block, diff=diff)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "notes": self.notes,
+            "empty": self.empty,
+            "target": self.target_name,
+            "path": str(self.target),
+            "block": self.block,
+            "diff": self.diff,
+            "created_at": self.created_at,
+            "model": self.model,
+        }
+
+
+def _diff(current: str, block: str, name: str) -> str:
+    """The unified diff appending ``block`` makes to the memory file ``name``."""
+    return "".join(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            _appended(current, block, Path(name).stem).splitlines(keepends=True),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+        )
+    )
+
+
+def _appended(current: str, block: str, title: str) -> str:
+    """``current`` with ``block`` added after a blank line (a new file starts with a title)."""
+    if not current.strip():
+        return f"# {title}\n\n{block}"
+    if not current.endswith("\n"):
+        current += "\n"
+    return current + "\n" + block
+
+
+class MemoryFlush:
+    """Runs memory flushes for the sessions of one chat engine (same runner, clock and store)."""
+
+    def __init__(
+        self,
+        engine: ChatEngine,
+        *,
+        policy: FlushPolicy | None = None,
+        workspace: Workspace,
+        system_prompt: str | None = None,
+        prompt: str = FLUSH_PROMPT,
+    ) -> None:
+        self.engine = engine
+        self.policy = policy or FlushPolicy.from_config(engine.chat)
+        self.workspace = workspace
+        self.system_prompt = (
+            system_prompt or engine.chat.flush_prompt.strip() or FLUSH_SYSTEM_PROMPT
+        )
+        self.prompt = prompt
+
+    def should_flush(self, session: ChatSession) -> bool:
+        return self.policy.should_flush(session)
+
+    def context(self, session: ChatSession) -> AssembledPrompt:
+        """The flush turn's prompt: the session's current context, then the flush request.
+
+        Assembled like a chat turn (summary, messages since it, smart trim to the window), but
+        without recall: the notes must come from this conversation, not from the archive.
+        """
+        engine = self.engine
+        history = engine.history(session)
+        window = session.context_tokens or engine.chat.context_window
+        return assemble(engine.chat, history, self.prompt, context_window=window, recaller=None)
+
+    async def propose(self, session: ChatSession) -> FlushProposal:
+        """Run the flush turn and return what it would write; writes nothing.
+
+        A session with nothing said yet proposes nothing without calling ``claude``. Errors are
+        :class:`~clawback.core.claude.runner.ClaudeError`\\ s.
+        """
+        engine = self.engine
+        prompt = self.context(session)
+        notes, model, cost = "", None, 0.0
+        if prompt.messages or prompt.summary:
+            result = await engine.runner.run(
+                prompt.prompt,
+                system_prompt=self.system_prompt,
+                model=session.model_override or None,
+            )
+            model, cost = result.model, result.cost
+            reply = result.reply or result.partial
+            notes = "" if is_no_reply(reply) else reply
+        now = engine.clock()
+        local = now.astimezone(engine.store.tz) if engine.store.tz else now.astimezone()
+        name = self.workspace.daily_name(local.date())
+        path = self.workspace.resolve(name)
+        blank = FlushProposal(
+            session_id=session.id, notes="", target_name=name, target=path, block="", diff="",
+            created_at=format_ts(now), compaction_count=session.compaction_count, model=model,
+            cost=cost, heading=self._heading(session, local, path),
+        )  # fmt: skip
+        return blank.with_notes(notes, current=self._read(name))  # masked, block and diff built
+
+    def apply(self, proposal: FlushProposal) -> Path | None:
+        """Append the notes (if any) to their file, index it, and record the flush.
+
+        The notes are appended to the file as it is now (an edit made since the proposal is
+        kept). Returns the file written, or None when there was nothing to store.
+        """
+        engine = self.engine
+        store = engine.store
+        store.require(proposal.session_id)
+        written: Path | None = None
+        if proposal.notes:
+            self.workspace.ensure()
+            current = self._read(proposal.target_name)
+            title = Path(proposal.target_name).stem
+            written = self.workspace.save(
+                proposal.target_name, _appended(current, proposal.block, title)
+            )
+            with contextlib.suppress(sqlite3.Error, OSError):  # the file is saved; the watcher
+                engine.index(written)  # or the next ingest indexes it otherwise
+        store.mark_memory_flush(proposal.session_id, now=engine.clock())
+        return written
+
+    async def run(self, session: ChatSession) -> FlushProposal:
+        """Propose and apply in one go (the automatic flush)."""
+        proposal = await self.propose(session)
+        self.apply(proposal)
+        return proposal
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _read(self, name: str) -> str:
+        try:
+            return self.workspace.read(name)
+        except NotFoundError:
+            return ""
+
+    @staticmethod
+    def _heading(session: ChatSession, when: datetime, target: Path) -> str:
+        """What the notes go under: the session and the time, then the link back to it."""
+        name = session.label or session.key
+        short = session.id[:8]
+        link = os.path.relpath(session.transcript_path, target.parent)
+        return (
+            f"## {when:%H:%M} · {name} (session {short})\n\n"
+            f"Memory flush from [session {short}]({Path(link).as_posix()})"
+            f" · `clawback show {session.id}`\n\n"
+        )

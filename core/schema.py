@@ -1,0 +1,189 @@
+"""The index's schema: ordered, named migrations, recorded in the database as they apply.
+
+A new migration goes at the end with the next number; :data:`LATEST` must name it, so a reader
+that opens the index without sqlite-utils (:func:`clawback.core.db.connect_reader`) knows whether
+the schema is current.
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("clawback")
+
+
+@migrations(name="0001_archive")
+def _archive(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            file_key TEXT NOT NULL,          -- path relative to its source root
+            path TEXT NOT NULL,              -- where it was last seen
+            session_id TEXT,
+            status TEXT NOT NULL DEFAULT 'idle',   -- idle | ingesting
+            mtime REAL NOT NULL DEFAULT 0,
+            size INTEGER NOT NULL DEFAULT 0,
+            "offset" INTEGER NOT NULL DEFAULT 0,   -- bytes consumed (whole lines only)
+            last_line INTEGER NOT NULL DEFAULT 0,  -- lines consumed
+            prefix_hash TEXT,                -- hash of the bytes before the offset (a window)
+            last_ts TEXT,
+            skipped_lines INTEGER NOT NULL DEFAULT 0,
+            missing INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (source, file_key)
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            key TEXT,
+            title TEXT,
+            label TEXT,                      -- user-authored: never dropped by reindex
+            first_prompt TEXT,
+            cwd TEXT,
+            parent_id TEXT,
+            channel TEXT,
+            started_at TEXT,
+            updated_at TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            entry_count INTEGER NOT NULL DEFAULT 0,
+            source_missing INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX sessions_updated ON sessions (updated_at DESC);
+        CREATE TABLE entries (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            session_id TEXT,
+            line INTEGER NOT NULL,           -- 1-based line in the file
+            block INTEGER NOT NULL DEFAULT 0,-- content block within the line
+            piece INTEGER NOT NULL DEFAULT 0,-- piece of a long block
+            end_line INTEGER,                -- memory chunks span lines
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            ts TEXT,
+            uuid TEXT,
+            sidechain INTEGER NOT NULL DEFAULT 0,
+            conversational INTEGER NOT NULL DEFAULT 0,
+            partial INTEGER NOT NULL DEFAULT 0,
+            model TEXT,
+            display TEXT,
+            text TEXT NOT NULL,
+            cjk TEXT,                        -- overlapping CJK bigrams, searchable
+            conversation_id INTEGER
+        );
+        CREATE INDEX entries_file_line ON entries (file_id, line);
+        CREATE INDEX entries_session ON entries (session_id, ts);
+        CREATE INDEX entries_conversation ON entries (conversation_id);
+        CREATE VIRTUAL TABLE entries_fts USING fts5 (
+            text, cjk,
+            content = 'entries', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE skipped_lines (
+            file_id INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            PRIMARY KEY (file_id, line)
+        );
+        CREATE TABLE conversations (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            session_id TEXT,
+            source TEXT NOT NULL,
+            started_at TEXT,
+            ended_at TEXT,
+            first_line INTEGER,
+            last_line INTEGER,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'active', -- active|ready|processing|archived|skipped
+            summary TEXT,
+            processed_at TEXT
+        );
+        CREATE INDEX conversations_status ON conversations (status);
+        CREATE INDEX conversations_file ON conversations (file_id);
+        """
+    )
+
+
+@migrations(name="0002_chat_sessions")
+def _chat_sessions(db: sqlite_utils.Database) -> None:
+    """The chat engine's session store (native sessions); never touched by reindex."""
+    db.executescript(
+        """
+        CREATE TABLE chat_sessions (
+            id TEXT PRIMARY KEY,             -- session uuid, also the transcript's name
+            key TEXT NOT NULL,               -- session key, e.g. local:alice
+            transcript TEXT NOT NULL,        -- path of the JSONL transcript
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            label TEXT,
+            model_override TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            compaction_count INTEGER NOT NULL DEFAULT 0,
+            memory_flush_at TEXT,
+            memory_flush_compaction_count INTEGER,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            total_tokens INTEGER NOT NULL DEFAULT 0,   -- input + cache_read + cache_write
+            context_tokens INTEGER,                    -- the model's window, when reported
+            last_model TEXT,
+            parent_id TEXT,
+            current INTEGER NOT NULL DEFAULT 1         -- the live session for its key
+        );
+        CREATE INDEX chat_sessions_key ON chat_sessions (key, current);
+        """
+    )
+
+
+@migrations(name="0003_memory_lifecycle")
+def _memory_lifecycle(db: sqlite_utils.Database) -> None:
+    """Compaction ledger and knowledge facts; user edits to facts survive reindex."""
+    db.executescript(
+        """
+        CREATE TABLE compactions (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            tokens_before INTEGER NOT NULL,
+            tokens_after INTEGER NOT NULL,
+            messages_removed INTEGER NOT NULL,
+            first_kept_id TEXT,
+            summary TEXT NOT NULL,
+            model TEXT
+        );
+        CREATE INDEX compactions_session ON compactions (session_id, created_at);
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            -- decision | implementation | config | issue | task_state | architecture
+            type TEXT NOT NULL,
+            content TEXT NOT NULL,
+            context TEXT,
+            session_id TEXT,
+            message_id TEXT,
+            conversation_id INTEGER,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            superseded_by INTEGER,
+            edited INTEGER NOT NULL DEFAULT 0  -- changed by hand
+        );
+        CREATE INDEX facts_session ON facts (session_id);
+        CREATE VIRTUAL TABLE facts_fts USING fts5 (
+            content, context, content = 'facts', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        """
+    )
+
+
+@migrations(name="0005_fact_sources")
+def _fact_sources(db: sqlite_utils.Database) -> None:
+    """When a fact was said (not when it was extracted), and indexes for listing facts."""
+    db.execute("ALTER TABLE facts ADD COLUMN source_ts TEXT")
+    db.execute("CREATE INDEX facts_type ON facts (type, superseded_by)")
+    db.execute("CREATE INDEX facts_conversation ON facts (conversation_id)")
+
+
+LATEST = "0005_fact_sources"
