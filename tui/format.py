@@ -102,5 +102,6 @@ def marked_terms(snippet: str) -> list[str]:
     return sorted({m.strip() for m in _MARKED.findall(snippet) if m.strip()})
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 hit``, ``2 hits``; ``many`` for a word whose plural is not the word plus s."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

@@ -191,7 +191,7 @@ async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) ->
         hidden = [m for m in transcript._messages if m.sidechain]
         assert hidden, "the demo session has a sub-agent"
         assert not any(v.message.sidechain for v in tui.query(MessageView))
-        await pilot.press("s")
+        await pilot.press("a")
         await settle(pilot)
         assert any(v.message.sidechain for v in tui.query(MessageView))
 

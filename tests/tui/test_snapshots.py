@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from clawback.core.home import Home
 from clawback.tui.app import make_app
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
@@ -56,3 +57,16 @@ def test_live_search_results(snap_compare, demo_app) -> None:  # type: ignore[no
 def test_help_screen(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
     app = make_app(demo_app, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("f1"))
+
+
+def test_messages_as_written(snap_compare, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Code-like text, HTML-like tags, a table, tool calls with their results, a fold."""
+    from .test_messages import FIXTURE
+
+    home = Home.open(tmp_path / "home")
+    home.ingest_paths([FIXTURE])
+    app = make_app(home, watch=False)
+    try:
+        assert snap_compare(app, terminal_size=(160, 45), run_before=steady("enter"))
+    finally:
+        home.close()

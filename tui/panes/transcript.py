@@ -32,7 +32,7 @@ from ..screens.dialogs import PromptScreen
 from ..store import Store
 from ..widgets.chat_dock import ChatDock
 from ..widgets.chat_input import ChatInput
-from ..widgets.message_view import MessageView
+from ..widgets.message_view import MessageView, in_reading_order
 from ..widgets.message_window import CONTEXT_BEFORE, MessageWindow, failure_note
 from ..widgets.pane import Pane, stylesheet
 
@@ -60,7 +60,7 @@ class TranscriptPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "next_message", "Next message", show=False),
         Binding("k", "previous_message", "Previous message", show=False),
-        Binding("s", "toggle_sidechains", "Sub-agents"),
+        Binding("a", "toggle_sidechains", "Sub-agents"),  # s is Source in the sessions list
         Binding("e", "export", "Export"),
         Binding("r", "chat", "Reply here"),
         Binding("g,home", "top", "Top", show=False),
@@ -167,8 +167,8 @@ class TranscriptPane(Pane):
 
     def _filter(self, messages: list[Message]) -> list[Message]:
         if self.show_sidechains:
-            return list(messages)
-        return [m for m in messages if not m.sidechain]
+            return in_reading_order(messages)
+        return in_reading_order([m for m in messages if not m.sidechain])
 
     def _show_header(self) -> None:
         session = self.session
@@ -184,7 +184,9 @@ class TranscriptPane(Pane):
             local_time(session.started_at),
             plural(session.message_count, "message"),
             session.cwd or "",
-            f"{plural(hidden, 'sub-agent entry')} hidden (s)" if hidden else "",
+            f"{plural(hidden, 'sub-agent entry', 'sub-agent entries')} hidden (a)"
+            if hidden
+            else "",
             "source deleted: archived copy" if session.source_missing else "",
         ]
         header.update(" · ".join(f for f in facts if f))

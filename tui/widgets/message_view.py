@@ -1,8 +1,13 @@
-"""One message of a transcript: role-styled, markdown rendered, noisy parts folded.
+"""One message of a transcript: role-styled, shown as written, noisy parts folded.
 
-Tool calls, tool output, thinking and meta lines are folded behind a one-line summary because
-they drown the conversation; their bodies are only built when expanded, which keeps opening a
-long session cheap. Compaction events read as dividers, since they split the session in two.
+Only Claude's replies are rendered as Markdown (that is how they were written); what a person
+typed, tool input and output and compaction summaries are shown literally, since Markdown would
+eat the underscores, stars and angle brackets of code. ``m`` shows any message's raw text.
+
+Tool calls, tool output, thinking, meta lines and compaction summaries are folded behind a
+one-line summary because they drown the conversation; their bodies are only built when
+expanded, which keeps opening a long session cheap. A compaction still reads as a divider,
+since it splits the session in two.
 """
 
 from __future__ import annotations
@@ -20,18 +25,45 @@ from textual.widgets import Static
 
 from ..clipboard import copy_text
 from ..format import highlight_terms, local_time, marked_snippet, marked_terms
-from .markdown_text import markdown_content
+from .markdown_text import literal_content, markdown_content
 from .pane import stylesheet
 
 ROLES = {"user": "You", "assistant": "Claude", "system": "System", "tool": "Tool"}
-FOLDED_KINDS = {"tool_use", "tool_result", "thinking"}
+FOLDED_KINDS = {"tool_use", "tool_result", "thinking", "compaction"}
 SUMMARY_WIDTH = 100
+# How tools word a failure; the archive keeps no is_error flag, so the view reads the output.
+ERROR_PREFIXES = ("<tool_use_error>", "Error:", "error:", "Exit code ", "ERROR")
 
 
 def is_folded(message: Message) -> bool:
-    return message.kind in FOLDED_KINDS or (
-        not message.conversational and message.kind != "compaction"
-    )
+    return message.kind in FOLDED_KINDS or not message.conversational
+
+
+def is_tool_error(message: Message) -> bool:
+    """A tool's output that reports a failure (shown in the error colour)."""
+    return message.kind == "tool_result" and message.text.lstrip().startswith(ERROR_PREFIXES)
+
+
+def speaker(message: Message) -> str:
+    """Who said it: a reply from a model that is not Claude is named by its model."""
+    if message.role == "assistant" and message.model and not _is_claude(message.model):
+        return message.model
+    return ROLES.get(message.role, message.role.title())
+
+
+def _is_claude(model: str) -> bool:
+    return model.startswith(("claude", "<synthetic>")) or model in ("opus", "sonnet", "haiku")
+
+
+def body_content(message: Message, *, raw: bool = False) -> Content:
+    """The message's text as it is shown: Markdown for Claude's replies, literal otherwise."""
+    if raw:
+        return Content(message.text)
+    if message.role == "assistant" and message.kind == "text":
+        return markdown_content(message.text)
+    if message.kind == "text" and message.display:
+        return literal_content(message.display)  # a slash command, as it was typed
+    return literal_content(message.text)
 
 
 def fold_summary(message: Message) -> str:
@@ -43,10 +75,50 @@ def fold_summary(message: Message) -> str:
     if message.kind == "tool_use":
         return f"⚙ {text}"
     if message.kind == "tool_result":
-        return f"↳ output · {lines:,} line{'s' * (lines != 1)} · {text}"
+        what = "error" if is_tool_error(message) else "output"
+        return f"↳ {what} · {lines:,} line{'s' * (lines != 1)} · {text}"
     if message.kind == "thinking":
         return f"✻ thinking · {len(message.text.split()):,} words"
+    if message.kind == "compaction":
+        when = local_time(message.timestamp)
+        words = len(message.text.split())
+        return f"⟳ compacted{' · ' + when if when else ''} · summary of {words:,} words"
     return f"· {message.role} · {text}"
+
+
+def in_reading_order(messages: list[Message]) -> list[Message]:
+    """``messages`` with each result of parallel tool calls moved under its call.
+
+    Claude Code writes parallel calls as a run of calls followed by a run of their results, in
+    the same order; read that way, a result sits screens away from what asked for it.
+    The archive keeps no call ids, so only a run of N calls followed at once by N results
+    is paired, which is exactly that shape.
+    """
+    out: list[Message] = []
+    index, total = 0, len(messages)
+    while index < total:
+        calls = index
+        while calls < total and messages[calls].kind == "tool_use":
+            calls += 1
+        count = calls - index
+        results = calls
+        while results - calls < count and results < total and _is_result(messages[results]):
+            results += 1
+        if count > 1 and results - calls == count:
+            for call, result in zip(messages[index:calls], messages[calls:results], strict=True):
+                out += [call, result]
+            index = results
+        elif count:
+            out += messages[index:calls]
+            index = calls
+        else:
+            out.append(messages[index])
+            index += 1
+    return out
+
+
+def _is_result(message: Message) -> bool:
+    return message.kind == "tool_result"
 
 
 class MessageView(Vertical, can_focus=True):
@@ -54,9 +126,11 @@ class MessageView(Vertical, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,space", "toggle_fold", "Expand", show=False),
         Binding("c", "copy", "Copy"),
+        Binding("m", "toggle_raw", "Raw text"),
     ]
 
     expanded: reactive[bool] = reactive(False)
+    raw: reactive[bool] = reactive(False)
 
     def __init__(self, message: Message, *, match: str | None = None) -> None:
         """``match`` is a search snippet (MARK_START/MARK_END around the matched words)."""
@@ -65,6 +139,8 @@ class MessageView(Vertical, can_focus=True):
             classes.append("-sidechain")
         if match is not None:
             classes.append("-target")
+        if is_tool_error(message):
+            classes.append("-error")
         self.folded = is_folded(message)
         if self.folded:
             classes.append("-folded")
@@ -73,12 +149,6 @@ class MessageView(Vertical, can_focus=True):
         self.match = match
 
     def compose(self) -> ComposeResult:
-        message = self.message
-        if message.kind == "compaction":
-            when = local_time(message.timestamp)
-            yield Static(f"Compacted{' · ' + when if when else ''}", classes="divider")
-            yield Static(message.text, classes="summary", markup=False)
-            return
         if self.folded:
             yield Static(self._fold_line(), classes="fold")
         else:
@@ -87,7 +157,7 @@ class MessageView(Vertical, can_focus=True):
             match = Content.assemble(("▶ match  ", "bold $accent"), marked_snippet(self.match))
             yield Static(match, classes="match")
         if not self.folded:
-            yield Static(self._body(markdown_content(message.text)), classes="body")
+            yield Static(self._body(body_content(self.message)), classes="body")
 
     def _body(self, content: Content) -> Content:
         """The message body, with the words a search matched highlighted."""
@@ -96,15 +166,14 @@ class MessageView(Vertical, can_focus=True):
     def _header(self) -> Content:
         message = self.message
         parts = [local_time(message.timestamp)]
-        if message.model and message.role == "assistant":
+        if message.model and message.role == "assistant" and _is_claude(message.model):
             parts.append(message.model)
         if message.sidechain:
             parts.append("sub-agent")
         if message.partial:
             parts.append("cut short")
         details = " · ".join(p for p in parts if p)
-        role = ROLES.get(message.role, message.role.title())
-        return Content.assemble((role, "bold"), "  ", (details, "$text-muted"))
+        return Content.assemble((speaker(message), "bold"), "  ", (details, "$text-muted"))
 
     def _fold_line(self) -> Content:
         arrow = "▾" if self.expanded else "▸"
@@ -116,9 +185,22 @@ class MessageView(Vertical, can_focus=True):
         self.query_one(".fold", Static).update(self._fold_line())
         bodies = self.query(".body")
         if expanded and not bodies:
-            self.mount(Static(self._body(Content(self.message.text)), classes="body"))
+            self.mount(Static(self._body(body_content(self.message, raw=self.raw)), classes="body"))
         for body in bodies:
             body.display = expanded
+
+    def watch_raw(self, raw: bool) -> None:
+        if not self.is_mounted:
+            return
+        self.set_class(raw, "-raw")
+        for body in self.query(".body").results(Static):
+            body.update(self._body(body_content(self.message, raw=raw)))
+        if self.folded and not self.expanded:
+            self.expanded = True  # the raw text of a folded message is its body
+        self.notify("Raw text." if raw else "Formatted text.", timeout=2)
+
+    def action_toggle_raw(self) -> None:
+        self.raw = not self.raw
 
     def action_toggle_fold(self) -> None:
         if self.folded:
