@@ -5,18 +5,27 @@ Matches are never pulled into Python to be sorted or cut: SQLite does ``ORDER BY
 On very large archives two query plans keep typing responsive (see ``README.md``, "Search on
 big archives"): short prefixes (1-3 letters) are answered newest-first, which FTS5 can stop early
 on, and other queries rank at most ``score_cap`` of the newest matches.
+
+Semantic and hybrid modes add a vector side (``NearestChunks``, built by
+``embeddings.semantic``): each side brings its best :data:`CANDIDATES`, ``embeddings.fusion``
+merges them, and every hit says which side found it. This module never imports numpy, so
+keyword search costs the same whether or not embeddings are installed.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol
 
 import sqlite_utils
-from clawback.core.archive.query import build_match, score_from_rank, terms
-from clawback.core.errors import UsageError
+from clawback.core.archive.embeddings.fusion import VECTOR_WEIGHT, fuse_weighted, keep_exact
+from clawback.core.archive.hybrid import admit, boost_recent
+from clawback.core.archive.prefixes import expand_prefixes
+from clawback.core.archive.query import build_match, score_from_rank, split_terms, terms
+from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.timeutil import normalize_ts
 
@@ -25,9 +34,9 @@ SNIPPET_TOKENS = 16
 DEFAULT_SCORE_CAP = 3_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
-# A quoted prefix term that is not behind a column filter (CJK prefixes query the bigrams).
-_PREFIX_TERM = re.compile(r'(?<!: )"([^"]+)"\*')
-MAX_PREFIX_EXPANSION = 32
+MODES = ("keyword", "semantic", "hybrid")
+CANDIDATES = 100  # each side of a hybrid search brings this many to the fusion
+NEAREST_POOL = 400  # nearest chunks read before filters and stale vectors thin them out
 
 
 @dataclass
@@ -61,7 +70,10 @@ class SearchFilters:
             params.extend(kinds)
         for bound, op in ((self.since, ">="), (self.until, "<")):
             if bound:
-                ts = normalize_ts(bound)
+                try:
+                    ts = normalize_ts(bound)
+                except (OverflowError, ValueError):  # a date at the edge of the calendar
+                    ts = None
                 if ts is None:
                     raise UsageError(f"not a date: {bound!r} (use YYYY-MM-DD)")
                 clauses.append(f"e.ts {op} ?")
@@ -90,6 +102,7 @@ class SearchHit:
     path: str
     line: int
     sidechain: bool
+    found_by: str = "keyword"  # keyword | semantic | both
 
     def to_json(self, mark: tuple[str, str] = ("<mark>", "</mark>")) -> dict[str, Any]:
         data = asdict(self)
@@ -105,6 +118,16 @@ class SearchResults:
     total: int = 0  # matches before filters, capped at COUNT_CAP
     total_capped: bool = False
     seconds: float = 0.0
+    mode: str = "keyword"  # the mode that ran (hybrid falls back to keyword, see ``note``)
+    note: str | None = None  # one line for the person when the asked-for mode could not run
+
+
+class NearestChunks(Protocol):
+    """What hybrid search needs from the vector side (``embeddings.semantic.SemanticIndex``)."""
+
+    def nearest(self, query: str, limit: int) -> Sequence[tuple[int, int, float]]:
+        """``(chunk, text hash, similarity)`` best first; raises ``ClawbackError`` to decline."""
+        ...
 
 
 _RANKED = """
@@ -126,6 +149,15 @@ LEFT JOIN sessions s ON s.id = e.session_id
 WHERE entries_fts MATCH :q AND entries_fts.rowid = :id
 """
 
+_PLAIN_DETAILS = """
+SELECT e.id, e.session_id, coalesce(s.label, s.title, s.first_prompt), s.key, f.source, e.role,
+       e.kind, e.ts, '', f.file_key, f.path, e.line, e.sidechain, e.text
+FROM entries e
+JOIN files f ON f.id = e.file_id
+LEFT JOIN sessions s ON s.id = e.session_id
+WHERE e.id = :id
+"""
+
 _JOINS = """JOIN entries e ON e.id = m.rowid
 JOIN files f ON f.id = e.file_id
 LEFT JOIN sessions s ON s.id = e.session_id"""
@@ -140,19 +172,93 @@ def search(
     offset: int = 0,
     score_cap: int = DEFAULT_SCORE_CAP,
     count: bool = False,
+    mode: str = "keyword",
+    nearest: NearestChunks | None = None,
+    recency: bool = False,
 ) -> SearchResults:
     """Ranked hits for a query typed by a person. Never raises on odd input.
 
-    Two steps: SQLite picks the ``limit`` best row ids (filters applied, nothing else
-    computed), then snippets are built for those rows only.
+    ``mode`` is ``keyword`` (FTS5 only), ``semantic`` (vectors only) or ``hybrid`` (both,
+    fused); the vector modes need ``nearest`` and fall back to keywords without it. Quoted
+    phrases, prefixes and exclusions ask for exactly those words, so a hybrid query holding one
+    runs on keywords alone. ``recency`` gently favours recent hits in the vector modes.
     """
     started = time.perf_counter()
+    if mode not in MODES:
+        raise UsageError(f"unknown search mode {mode!r} (use {', '.join(MODES)})")
+    filters = filters or SearchFilters()
+    vectors = nearest is not None and (
+        mode == "semantic" or (mode == "hybrid" and not _exact_only(query))
+    )
+    if not vectors or nearest is None:
+        results = _keyword_search(db, query, filters, limit, offset, score_cap, count)
+    else:
+        try:
+            results = _vector_search(db, query, filters, mode, nearest, limit, offset, recency)
+        except ClawbackError as exc:
+            results = _keyword_search(db, query, filters, limit, offset, score_cap, count)
+            results.note = f"{exc}; showing keyword results"
+        else:
+            if count and mode == "hybrid":
+                results.total, results.total_capped = _count(db, build_match(query))
+    results.seconds = time.perf_counter() - started
+    return results
+
+
+def _exact_only(query: str) -> bool:
+    """Whether the query asks for exact words: a quoted phrase, a prefix or an exclusion."""
+    return any(term.phrase or term.prefix or term.exclude for term in split_terms(query))
+
+
+def _keyword_search(
+    db: sqlite_utils.Database,
+    query: str,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    score_cap: int,
+    count: bool,
+) -> SearchResults:
+    """Two steps: SQLite picks the ``limit`` best row ids (filters applied, nothing else
+    computed), then snippets are built for those rows only."""
     results = SearchResults(query=query)
     match = build_match(query)
     if match is None or limit <= 0:
-        results.seconds = time.perf_counter() - started
         return results
-    clauses, params = (filters or SearchFilters()).where()
+    match = expand_prefixes(db, match)
+    ranked, newest_first = _ranked(db, query, match, filters, limit, offset, score_cap)
+    highlight = terms(query)
+    for rowid, rank in ranked:
+        row = db.execute(_DETAILS, {"q": match, "id": rowid}).fetchone()
+        if row is not None:
+            results.hits.append(_hit(row, rank, highlight, newest_first))
+    if count:
+        results.total, results.total_capped = _count(db, match)
+    return results
+
+
+def _count(db: sqlite_utils.Database, match: str | None) -> tuple[int, bool]:
+    if match is None:
+        return 0, False
+    total = db.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)",
+        (match, COUNT_CAP + 1),
+    ).fetchone()[0]
+    return min(total, COUNT_CAP), total > COUNT_CAP
+
+
+def _ranked(
+    db: sqlite_utils.Database,
+    query: str,
+    match: str,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    score_cap: int,
+) -> tuple[list[tuple[int, float]], bool]:
+    """The best ``(rowid, rank)`` pairs for ``match`` with ``filters``, and whether they came
+    newest first (short prefixes) instead of by rank."""
+    clauses, params = filters.where()
     recency = bool(_SHORT_PREFIX.match(query))
     if recency:
         # Newest first lets FTS5 walk its doclist backwards and stop after ``limit`` rows.
@@ -165,7 +271,6 @@ def search(
             " WHERE entries_fts MATCH :q ORDER BY rowid DESC LIMIT :cap)"
         )
         order = "m.rank"
-    match = _expand_prefixes(db, match)
     where = " AND ".join(clauses)
     for index in range(len(params)):
         where = where.replace("?", f":p{index}", 1)
@@ -178,50 +283,47 @@ def search(
     )
     named: dict[str, Any] = {"q": match, "limit": limit, "offset": offset, "cap": score_cap}
     named.update({f"p{index}": value for index, value in enumerate(params)})
-    ranked = db.execute(sql, named).fetchall()
+    return db.execute(sql, named).fetchall(), recency
+
+
+def _vector_search(
+    db: sqlite_utils.Database,
+    query: str,
+    filters: SearchFilters,
+    mode: str,
+    nearest: NearestChunks,
+    limit: int,
+    offset: int,
+    recency: bool,
+) -> SearchResults:
+    """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
+    results = SearchResults(query=query, mode=mode)
+    if not query.strip() or limit <= 0:
+        return results
+    match = build_match(query)
+    keyword: list[tuple[int, float]] = []
+    if mode == "hybrid" and match is not None:
+        match = expand_prefixes(db, match)
+        ranked, _ = _ranked(db, query, match, filters, CANDIDATES, 0, DEFAULT_SCORE_CAP)
+        keyword = [(rowid, score_from_rank(rank)) for rowid, rank in ranked]
+    vector = admit(db, nearest.nearest(query, NEAREST_POOL), *filters.where())[:CANDIDATES]
+    # With nothing from one side, the other's evidence is all there is: it gets full weight.
+    weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
+    fused = fuse_weighted(keyword, vector, vector_weight=weight)
+    if recency:
+        fused = boost_recent(db, fused)
+    page = keep_exact(fused, keyword, offset + limit)[offset : offset + limit]
     highlight = terms(query)
-    for rowid, rank in ranked:
-        row = db.execute(_DETAILS, {"q": match, "id": rowid}).fetchone()
+    for item in page:
+        row = None
+        if item.keyword is not None and match is not None:
+            row = db.execute(_DETAILS, {"q": match, "id": item.id}).fetchone()
+        if row is None:
+            row = db.execute(_PLAIN_DETAILS, {"id": item.id}).fetchone()
         if row is not None:
-            results.hits.append(_hit(row, rank, highlight, recency))
-    if count:
-        total = db.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM entries_fts WHERE entries_fts MATCH ? LIMIT ?)",
-            (match, COUNT_CAP + 1),
-        ).fetchone()[0]
-        results.total = min(total, COUNT_CAP)
-        results.total_capped = total > COUNT_CAP
-    results.seconds = time.perf_counter() - started
+            hit = _hit(row, 0.0, highlight if item.keyword is not None else [], False)
+            results.hits.append(replace(hit, score=item.score, found_by=item.found_by))
     return results
-
-
-def _expand_prefixes(db: sqlite_utils.Database, match: str) -> str:
-    """Rewrite ``"sear"*`` as ``("search" OR "searched")`` when few indexed terms start so.
-
-    FTS5 answers a prefix by merging the doclists of every matching term into memory before
-    the first row comes out; an OR of the same terms is read lazily, newest first, so it stops
-    at the score cap like any word. The term list comes from the index's own vocabulary
-    (``temp.entries_vocab``, made by ``db.connect``: a B-tree range, no doclists read). Many
-    terms, or none: the prefix stays as it was.
-    """
-    if '"*' not in match:
-        return match
-
-    def expand(found: re.Match[str]) -> str:
-        prefix = found.group(1).lower()
-        upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        terms = [
-            row[0]
-            for row in db.execute(
-                "SELECT term FROM temp.entries_vocab WHERE term >= ? AND term < ? LIMIT ?",
-                (prefix, upper, MAX_PREFIX_EXPANSION + 1),
-            )
-        ]
-        if not terms or len(terms) > MAX_PREFIX_EXPANSION:
-            return found.group(0)
-        return "(" + " OR ".join('"' + term.replace('"', '""') + '"' for term in terms) + ")"
-
-    return _PREFIX_TERM.sub(expand, match)
 
 
 def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool) -> SearchHit:

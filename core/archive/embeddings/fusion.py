@@ -1,0 +1,137 @@
+"""Fusing keyword and vector rankings into one list. Pure functions: no IO, no numpy.
+
+The method (after OpenClaw's memory search and measurements on LoCoMo, see docs/embeddings.md):
+each side brings its top candidates, each list's scores are min-max normalised to 0..1, and the
+fused score is ``(1 - w) * keyword + w * vector`` with ``w`` = :data:`VECTOR_WEIGHT`. A
+candidate missing from a side scores 0 there. Min-max keeps how *much* better one hit is than
+the next, which reciprocal rank fusion throws away; on the project's paraphrase set it finds
+more (the bench prints both).
+
+Exact matches are never pushed out: the best :data:`KEEP_KEYWORD` keyword hits always stay in
+the first page (:func:`keep_exact`), so a query that quotes a message still finds it first or
+near it, whatever the vectors think. The optional recency boost multiplies, by at most
+``1 + RECENCY_WEIGHT``, and never takes anything away from an old result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+VECTOR_WEIGHT = 0.4
+RRF_K = 60
+KEEP_KEYWORD = 3
+RECENCY_WEIGHT = 0.25
+RECENCY_HALF_LIFE_DAYS = 90.0
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """One fused candidate: its id, fused score, and what each side said (``None``: absent)."""
+
+    id: int
+    score: float
+    keyword: float | None = None
+    vector: float | None = None
+
+    @property
+    def found_by(self) -> str:
+        """``keyword``, ``semantic`` or ``both``: which side found this hit."""
+        if self.keyword is not None and self.vector is not None:
+            return "both"
+        return "keyword" if self.keyword is not None else "semantic"
+
+
+def min_max(scored: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Scores mapped onto 0..1 within their list; all-equal scores all become 1."""
+    if not scored:
+        return {}
+    values = [score for _, score in scored]
+    low, high = min(values), max(values)
+    span = high - low
+    return {key: (score - low) / span if span > 0 else 1.0 for key, score in scored}
+
+
+def fuse_weighted(
+    keyword: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    *,
+    vector_weight: float = VECTOR_WEIGHT,
+) -> list[Fused]:
+    """Weighted sum of min-max normalised scores, best first (ties: keyword order, then id).
+
+    Each input is ``(id, score)`` with higher scores better; raw scores are kept on the result.
+    """
+    kw, vec = min_max(keyword), min_max(vector)
+    raw_kw, raw_vec = dict(keyword), dict(vector)
+    order = {key: i for i, key in enumerate(_union(keyword, vector))}
+    fused = [
+        Fused(
+            id=key,
+            score=(1 - vector_weight) * kw.get(key, 0.0) + vector_weight * vec.get(key, 0.0),
+            keyword=raw_kw.get(key),
+            vector=raw_vec.get(key),
+        )
+        for key in order
+    ]
+    fused.sort(key=lambda f: (-f.score, order[f.id]))
+    return fused
+
+
+def fuse_rrf(
+    keyword: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float]], *, k: int = RRF_K
+) -> list[Fused]:
+    """Reciprocal rank fusion, ``sum 1 / (k + rank)``: the bench's point of comparison."""
+    scores: dict[int, float] = {}
+    for ranked in (keyword, vector):
+        for rank, (key, _) in enumerate(ranked, 1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    raw_kw, raw_vec = dict(keyword), dict(vector)
+    order = {key: i for i, key in enumerate(_union(keyword, vector))}
+    fused = [Fused(key, scores[key], raw_kw.get(key), raw_vec.get(key)) for key in order]
+    fused.sort(key=lambda f: (-f.score, order[f.id]))
+    return fused
+
+
+def keep_exact(
+    fused: Sequence[Fused],
+    keyword: Sequence[tuple[int, float]],
+    page: int,
+    keep: int = KEEP_KEYWORD,
+) -> list[Fused]:
+    """``fused`` reordered so the ``keep`` best keyword hits are inside the first ``page``.
+
+    A protected hit the vectors pushed below the page takes the place of the lowest-ranked
+    unprotected hit on the page, which moves down to head the rest; nothing else moves.
+    """
+    protected = {key for key, _ in keyword[:keep]}
+    head, tail = list(fused[:page]), list(fused[page:])
+    for item in [f for f in tail if f.id in protected]:
+        demote = next(
+            (i for i in range(len(head) - 1, -1, -1) if head[i].id not in protected), None
+        )
+        if demote is None:
+            break
+        tail.insert(0, head.pop(demote))
+        tail.remove(item)
+        head.append(item)
+    return head + tail
+
+
+def recency_factor(age_days: float | None, *, weight: float = RECENCY_WEIGHT) -> float:
+    """``1 + weight * 2^(-age / 90 days)``: at most ``1 + weight``, never below 1.
+
+    ``None`` (undated, or a memory file that is always current, like ``MEMORY.md``) is 1.
+    """
+    if age_days is None or weight <= 0:
+        return 1.0
+    return 1.0 + weight * 2.0 ** (-max(age_days, 0.0) / RECENCY_HALF_LIFE_DAYS)
+
+
+def _union(*lists: Iterable[tuple[int, float]]) -> list[int]:
+    """Ids in first-seen order across the lists (keyword first)."""
+    seen: dict[int, None] = {}
+    for ranked in lists:
+        for key, _ in ranked:
+            seen.setdefault(key, None)
+    return list(seen)
