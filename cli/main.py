@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "process": "lifecycle:process",
     "facts": "memory:facts",
     "memory": "memory:memory",
+    "mcp": "mcp:mcp",
     "demo": "app:demo",
 }
 

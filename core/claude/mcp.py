@@ -1,0 +1,108 @@
+"""How ``claude`` (and other MCP clients) start clawback's memory server: the command, the JSON
+config block, the ``claude mcp add`` command line, and the flags a chat turn passes.
+
+Nothing here imports the MCP SDK or talks the protocol; it only describes ``clawback mcp`` to a
+client. The command is an absolute path, because a client starts the server with its own
+``PATH`` (Claude Code from any folder, Claude Desktop with almost none), and ``CLAWBACK_HOME``
+names the home explicitly, so the server reads the same archive whatever the client's
+environment says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clawback.core.config import atomic_write_bytes
+from clawback.core.paths import HOME_ENV, Paths, ensure_private_dir
+
+SERVER_KEY = "clawback"
+TOOL_NAMES = ("memory_search", "memory_get")
+ALLOWED_TOOLS = tuple(f"mcp__{SERVER_KEY}__{name}" for name in TOOL_NAMES)
+SCOPES = ("user", "project", "local")
+SCRIPT = "clawback"
+
+
+def clawback_command() -> list[str]:
+    """The absolute command that runs this clawback: its console script, else ``python -m``.
+
+    The script beside the running interpreter is preferred over ``PATH``: it is the clawback
+    this process belongs to (a venv's, pipx's), even when another one comes first on ``PATH``.
+    """
+    here = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    candidates = [
+        here if here is not None and here.name == SCRIPT else None,
+        Path(sys.executable).parent / SCRIPT,
+        Path(found) if (found := shutil.which(SCRIPT)) else None,
+    ]
+    for candidate in candidates:
+        if candidate is not None and candidate.is_file() and os.access(candidate, os.X_OK):
+            return [str(candidate.resolve())]
+    return [str(Path(sys.executable).resolve()), "-m", "clawback.cli"]
+
+
+def server_entry(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """One ``mcpServers`` entry: the stdio command, ``mcp`` and the home."""
+    argv = list(command or clawback_command())
+    return {"command": argv[0], "args": [*argv[1:], "mcp"], "env": {HOME_ENV: str(home)}}
+
+
+def config_block(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON for ``claude --mcp-config``, ``.mcp.json``, Claude Desktop or Cursor."""
+    return {"mcpServers": {SERVER_KEY: server_entry(home, command)}}
+
+
+def add_argv(
+    claude: str, home: Path, scope: str, command: Sequence[str] | None = None
+) -> list[str]:
+    """``claude mcp add --scope S clawback -e CLAWBACK_HOME=H -- <clawback> mcp``.
+
+    ``-e`` takes several values, so it goes after the name and before ``--``.
+    """
+    entry = server_entry(home, command)
+    return [claude, "mcp", "add", "--scope", scope, SERVER_KEY, "-e",
+            f"{HOME_ENV}={home}", "--", entry["command"], *entry["args"]]  # fmt: skip
+
+
+def remove_argv(claude: str, scope: str | None) -> list[str]:
+    argv = [claude, "mcp", "remove"]
+    if scope:
+        argv += ["--scope", scope]
+    return [*argv, SERVER_KEY]
+
+
+@dataclass(frozen=True)
+class McpTools:
+    """The MCP flags one ``claude -p`` call gets: a config file and the tools it may call.
+
+    ``--strict-mcp-config`` keeps a user-scope registration from loading the server twice;
+    ``--allowedTools`` is what lets print mode call them at all (it refuses otherwise).
+    """
+
+    config: Path
+    allowed: tuple[str, ...] = ALLOWED_TOOLS
+
+    def argv(self) -> list[str]:
+        # --mcp-config takes several values: the flag after it ends the list.
+        return ["--mcp-config", str(self.config), "--strict-mcp-config",
+                "--allowedTools", ",".join(self.allowed)]  # fmt: skip
+
+
+def chat_tools(paths: Paths, command: Sequence[str] | None = None) -> McpTools:
+    """The config file chat turns hand to ``claude``, (re)written when it changed."""
+    folder = ensure_private_dir(paths.home / "mcp")
+    path = folder / f"{SERVER_KEY}.json"
+    data = (json.dumps(config_block(paths.home, command), indent=2) + "\n").encode()
+    try:
+        current = path.read_bytes()
+    except OSError:
+        current = b""
+    if current != data:
+        atomic_write_bytes(path, data)
+    return McpTools(path)

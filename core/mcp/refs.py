@@ -1,0 +1,118 @@
+"""Refs: the opaque strings ``memory_search`` hands out and ``memory_get`` accepts.
+
+A ref names a row of the index, never a path. Its forms:
+
+* ``<source>:<file key>#L<line>``: the message on that line of an indexed transcript, or for
+  ``memory:`` the chunk of a memory file that starts on that line (``memory:MEMORY.md#L12``);
+  ``@<offset>`` after it continues a message too long for one answer;
+* ``fact:<id>``: a knowledge fact;
+* anything else is a session id (or id prefix, or session key): the session's outline.
+
+Refs are resolved only through the index, so no ref can make the server read a file; a ref whose
+file key could climb out of its folder (``..``, an absolute path, a backslash) is refused here,
+before any lookup, so the answer says why instead of "not found".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from clawback.core.errors import UsageError
+from clawback.core.records import Source
+
+MAX_REF_CHARS = 1_000
+FACT_PREFIX = "fact:"
+_ENTRY = re.compile(
+    r"^(?P<source>[a-z-]+):(?P<key>.+)#L(?P<line>\d{1,9})(?:@(?P<offset>\d{1,12}))?$"
+)
+_SOURCES = frozenset(source.value for source in Source)
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class ToolInputError(UsageError):
+    """A tool was called with input that cannot be answered as asked; one sentence for a model."""
+
+
+class RefError(ToolInputError):
+    """A ref that cannot name anything in the index."""
+
+
+@dataclass(frozen=True)
+class EntryRef:
+    """One line of an indexed file (a message, or a memory chunk's first line)."""
+
+    source: str
+    file_key: str
+    line: int
+    offset: int = 0
+
+    def __str__(self) -> str:
+        tail = f"@{self.offset}" if self.offset else ""
+        return f"{self.source}:{self.file_key}#L{self.line}{tail}"
+
+    def at(self, offset: int) -> EntryRef:
+        return EntryRef(self.source, self.file_key, self.line, offset)
+
+
+@dataclass(frozen=True)
+class FactRef:
+    id: int
+
+    def __str__(self) -> str:
+        return f"{FACT_PREFIX}{self.id}"
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    session: str
+
+    def __str__(self) -> str:
+        return self.session
+
+
+Ref = EntryRef | FactRef | SessionRef
+
+
+def entry_ref(source: str, file_key: str, line: int) -> str:
+    return str(EntryRef(source, file_key, line))
+
+
+def parse_ref(text: str) -> Ref:
+    """The ref ``text`` stands for, or :class:`RefError` saying in one sentence what is wrong."""
+    ref = (text or "").strip()
+    if not ref:
+        raise RefError("The ref is empty: pass a ref from memory_search results, or a session id.")
+    if len(ref) > MAX_REF_CHARS or "\x00" in ref:
+        raise RefError("That is not a ref: refs come from memory_search results.")
+    if ref.startswith(FACT_PREFIX):
+        number = ref[len(FACT_PREFIX) :]
+        if not number.isdigit():
+            raise RefError(f"{ref!r} is not a fact ref: fact refs look like 'fact:12'.")
+        return FactRef(int(number))
+    found = _ENTRY.match(ref)
+    if found and found["source"] in _SOURCES:
+        key = found["key"]
+        _check_key(ref, key)
+        return EntryRef(found["source"], key, int(found["line"]), int(found["offset"] or 0))
+    head = ref.split(":", 1)[0]
+    if head in _SOURCES and "#L" not in ref:
+        raise RefError(
+            f"{ref!r} is not a complete ref: message refs end in '#L<line>', as memory_search "
+            "returns them."
+        )
+    if "/" in ref or "\\" in ref:
+        raise RefError(
+            f"{ref!r} looks like a path: memory_get reads only what the index holds, through refs "
+            "from memory_search or a session id."
+        )
+    return SessionRef(ref)
+
+
+def _check_key(ref: str, key: str) -> None:
+    parts = re.split(r"[\\/]", key)
+    if key.startswith(("/", "\\", "~")) or _WINDOWS_DRIVE.match(key) or ".." in parts:
+        raise RefError(
+            f"{ref!r} is refused: a ref names a file inside the archive or the memory workspace, "
+            "never an absolute path or '..'."
+        )

@@ -1,0 +1,125 @@
+"""The MCP stdio server: :class:`~.tools.MemoryTools` behind the official ``mcp`` SDK.
+
+This is the only module that imports the SDK (about 0.7 s of imports, so callers import this
+module only when they serve). The protocol owns stdout: nothing here prints, logs go to stderr,
+and the SDK's stdio transport moves stray writes to stdout onto stderr while it runs.
+
+Tools are async and run on the event loop one at a time, so the single SQLite connection is never
+used from two threads; each call reads the index afresh (autocommit), which is how a running
+server sees what ``clawback watch`` or an ingest wrote after it started.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated, Any
+
+import sqlite_utils
+from clawback.core import __version__
+from clawback.core.errors import ClawbackError
+from clawback.core.mcp import answers
+from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+from typing_extensions import TypedDict
+
+SERVER_NAME = "clawback"
+INSTRUCTIONS = (
+    "clawback is the user's archive of past Claude Code, OpenClaw and clawback conversations, "
+    "their memory files (MEMORY.md, memory/*.md) and knowledge facts. Search it with "
+    "memory_search when the user refers to earlier work or you need a past decision, command or "
+    "detail; read a hit whole with memory_get(ref)."
+)
+SEARCH_DESCRIPTION = (
+    "Search the user's past conversations (Claude Code, OpenClaw, clawback chats), memory files "
+    'and knowledge facts. Words are AND-ed; "a phrase", prefix*, -exclude. Returns hits with a '
+    "short snippet and a ref; call memory_get(ref) to read the whole message."
+)
+GET_DESCRIPTION = (
+    "Read what a memory_search ref points at: the whole message with `context` neighbouring "
+    "turns, a memory file chunk with line numbers, or a fact. A session_id returns that "
+    "session's outline (title, dates, turn count, user prompts with refs)."
+)
+
+
+class SearchHit(TypedDict):
+    ref: str
+    session_id: str | None
+    session_title: str | None
+    source: str
+    role: str | None
+    kind: str
+    timestamp: str | None
+    snippet: str
+    score: float
+
+
+class SearchAnswer(TypedDict):
+    results: list[SearchHit]
+
+
+def build_server(db: sqlite_utils.Database) -> MCPServer[Any]:
+    """The server with both tools registered over ``db`` (opened by the caller)."""
+    tools = MemoryTools(db)
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(name="memory_search", description=SEARCH_DESCRIPTION, annotations=read_only)
+    async def memory_search(
+        query: Annotated[str, Field(description="Words to find (clawback search syntax).")],
+        max_results: Annotated[
+            int, Field(description=f"How many hits (1-{MAX_RESULTS}).")
+        ] = DEFAULT_RESULTS,
+        source: Annotated[
+            str | None, Field(description=f"Only this source: {', '.join(SOURCES)}.")
+        ] = None,
+        session: Annotated[str | None, Field(description="Only this session (id).")] = None,
+        since: Annotated[str | None, Field(description="Only on or after YYYY-MM-DD.")] = None,
+        until: Annotated[str | None, Field(description="Only before YYYY-MM-DD.")] = None,
+        kind: Annotated[str | None, Field(description=f"{', '.join(KINDS)} (default all).")] = None,
+    ) -> Annotated[CallToolResult, SearchAnswer]:
+        answer = _call(
+            tools.search, query, max_results=max_results, source=source, session=session,
+            since=since, until=until, kind=kind,
+        )  # fmt: skip
+        return _result(answer)
+
+    @server.tool(name="memory_get", description=GET_DESCRIPTION, annotations=read_only)
+    async def memory_get(
+        ref: Annotated[str, Field(description="A ref from memory_search, or a session_id.")],
+        context: Annotated[
+            int, Field(description="Neighbouring turns to include on each side (0-10).")
+        ] = 1,
+    ) -> CallToolResult:
+        return _result(_call(tools.get, ref, context=context))
+
+    return server
+
+
+def _call(function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Run a tool; the model's mistakes become one-sentence tool errors, the server goes on."""
+    try:
+        return function(*args, **kwargs)
+    except ClawbackError as exc:
+        raise ToolError(" ".join(str(exc).split())) from None
+    except Exception as exc:  # a bug or a broken index: say so, keep serving
+        logging.getLogger(__name__).exception("memory tool failed")
+        raise ToolError(f"The archive could not answer ({type(exc).__name__}: {exc}).") from None
+
+
+def _result(answer: dict[str, Any]) -> CallToolResult:
+    text = answers.dumps(answer)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
+
+
+def serve(db: sqlite_utils.Database) -> None:
+    """Serve on stdin/stdout until the client closes stdin."""
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="clawback mcp: %(message)s"
+    )
+    build_server(db).run("stdio")
