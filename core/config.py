@@ -71,6 +71,9 @@ class ChatConfig:
     reserve_tokens_floor: int = setting(5_000, "Flush threshold: reserve below the window.")
     soft_threshold_tokens: int = setting(4_000, "Flush threshold: soft margin before it.")
     recall: bool = setting(True, "Add recalled context from the archive to each chat turn.")
+    memory_tools: bool = setting(
+        True, "Let Claude search and read the archive in chat turns (clawback mcp's tools)."
+    )
     model_aliases: list[str] = setting(
         [], "Extra model names for '/new <model>' and --model, as 'ALIAS=MODEL'."
     )

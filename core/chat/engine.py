@@ -74,6 +74,7 @@ from clawback.core.chat.sessions import (
 from clawback.core.chat.transcript import Transcript
 from clawback.core.chat.turn import ChatTurn, TurnPlan
 from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude.mcp import McpTools, chat_tools, config_block
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.paths import Paths
@@ -200,14 +201,28 @@ class ChatEngine:
             executable = self.runner.executable()
         except ClaudeError:
             executable = self.runner.command
+        tools = self.memory_tools(write=False)
         argv = self.runner.build_argv(
-            executable, system_prompt=prompt.system_prompt if prompt else "", model=argv_model
+            executable,
+            system_prompt=prompt.system_prompt if prompt else "",
+            model=argv_model,
+            tools=tools,
         )
         return PreparedTurn(
             session_key=plan.key, session=plan.session, new_session=plan.new_session,
             model=argv_model or self.runner.model, command=plan.command, message=plan.message,
             prompt=prompt, argv=argv,
+            mcp_config=config_block(self.paths.home) if tools is not None else None,
         )  # fmt: skip
+
+    def memory_tools(self, *, write: bool = True) -> McpTools | None:
+        """The MCP flags that offer clawback's memory tools to ``claude`` (``chat.memory_tools``).
+
+        The config file runs ``clawback mcp`` on this home; ``write=False`` only names it.
+        """
+        if not self.chat.memory_tools:
+            return None
+        return chat_tools(self.paths, write=write)
 
     def fork(self, parent_id: str, *, key: str | None = None) -> ChatSession:
         """A new session continuing ``parent_id`` (a chat, or any archived session)."""

@@ -9,6 +9,7 @@ This module only describes; it must never run anything, write anything or import
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,6 +174,7 @@ class PreparedTurn:
     message: str
     prompt: AssembledPrompt | None
     argv: list[str]
+    mcp_config: dict[str, Any] | None = None  # what --mcp-config's file holds, if passed
 
     def render(self) -> str:
         """The prompt exactly as it would be sent: the command, the system prompt, stdin."""
@@ -181,12 +183,17 @@ class PreparedTurn:
         system = self.prompt.system_prompt
         shown = [("<system prompt>" if arg == system else arg) for arg in self.argv]
         command = " ".join(_shell_quote(arg) for arg in shown)
+        tools = ""
+        if self.mcp_config is not None:
+            tools = "=== MCP config (--mcp-config) ===\n" + json.dumps(self.mcp_config, indent=2)
+            tools += "\n"
         return (
             f"# command: {command}\n"
             f"# session: {self.session.id if self.session else '(new)'} ({self.session_key})\n"
             f"# {self.prompt.summary_line()}\n"
             "=== system prompt (--system-prompt) ===\n"
             f"{self.prompt.system_prompt}\n"
+            f"{tools}"
             "=== prompt (stdin) ===\n"
             f"{self.prompt.prompt}\n"
         )
@@ -200,6 +207,7 @@ class PreparedTurn:
             "model": self.model,
             "command": self.command,
             "argv": self.argv,
+            "mcp_config": self.mcp_config,
             "system_prompt": prompt.system_prompt if prompt else None,
             "prompt": prompt.prompt if prompt else None,
             "tokens": prompt.tokens if prompt else 0,

@@ -44,6 +44,7 @@ from clawback.core.claude.events import (
     TextDelta,
     Usage,
 )
+from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.timeutil import format_ts
@@ -96,6 +97,8 @@ class TurnHost(Protocol):
     ) -> AssembledPrompt: ...
 
     def index(self, path: Path) -> None: ...
+
+    def memory_tools(self, *, write: bool = True) -> McpTools | None: ...
 
 
 async def _hook(what: str, call: Awaitable[str | None]) -> str | None:
@@ -281,7 +284,10 @@ class ChatTurn:
         async def pump() -> None:
             try:
                 events = runner.stream(
-                    prompt.prompt, system_prompt=prompt.system_prompt, model=model
+                    prompt.prompt,
+                    system_prompt=prompt.system_prompt,
+                    model=model,
+                    tools=self.engine.memory_tools(),
                 )
                 async with contextlib.aclosing(events):
                     async for event in events:

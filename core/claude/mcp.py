@@ -94,15 +94,22 @@ class McpTools:
                 "--allowedTools", ",".join(self.allowed)]  # fmt: skip
 
 
-def chat_tools(paths: Paths, command: Sequence[str] | None = None) -> McpTools:
-    """The config file chat turns hand to ``claude``, (re)written when it changed."""
-    folder = ensure_private_dir(paths.home / "mcp")
-    path = folder / f"{SERVER_KEY}.json"
+def chat_tools(
+    paths: Paths, command: Sequence[str] | None = None, *, write: bool = True
+) -> McpTools:
+    """The config file chat turns hand to ``claude``, (re)written when it changed.
+
+    ``write=False`` only names it (a dry run writes nothing).
+    """
+    path = paths.home / "mcp" / f"{SERVER_KEY}.json"
+    if not write:
+        return McpTools(path)
     data = (json.dumps(config_block(paths.home, command), indent=2) + "\n").encode()
     try:
         current = path.read_bytes()
     except OSError:
         current = b""
     if current != data:
+        ensure_private_dir(path.parent)
         atomic_write_bytes(path, data)
     return McpTools(path)

@@ -55,6 +55,7 @@ from clawback.core.claude.events import (
     Usage,
     parse_stream_line,
 )
+from clawback.core.claude.mcp import McpTools
 from clawback.core.paths import Paths, ensure_private_dir
 
 if TYPE_CHECKING:
@@ -249,8 +250,13 @@ class ClaudeRunner:
         model: str | None = None,
         json_schema: Mapping[str, Any] | None = None,
         system_prompt_file: str | None = None,
+        tools: McpTools | None = None,
     ) -> list[str]:
-        """The exact argument vector of one call (no shell ever sees it)."""
+        """The exact argument vector of one call (no shell ever sees it).
+
+        ``tools`` offers MCP tools (clawback's memory) on top of ``--tools ""``, which removes
+        only the built-in ones.
+        """
         argv = [
             executable,
             "-p",
@@ -271,6 +277,8 @@ class ClaudeRunner:
             argv += ["--model", chosen]
         if json_schema is not None:
             argv += ["--json-schema", json.dumps(json_schema, separators=(",", ":"))]
+        if tools is not None:
+            argv += tools.argv()
         return argv + self.extra_args
 
     # -- calls ------------------------------------------------------------------------------
@@ -282,6 +290,7 @@ class ClaudeRunner:
         system_prompt: str,
         model: str | None = None,
         json_schema: Mapping[str, Any] | None = None,
+        tools: McpTools | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one call and yield its events as they arrive; the last one is a :class:`Result`.
 
@@ -304,6 +313,7 @@ class ClaudeRunner:
             model=model,
             json_schema=json_schema,
             system_prompt_file=prompt_file,
+            tools=tools,
         )
         try:
             try:
