@@ -20,7 +20,7 @@ from typing import Any, get_type_hints
 import tomli_w
 from clawback.core.errors import ConfigError
 from clawback.core.paths import PRIVATE_FILE, Paths
-from clawback.core.records import Role, Source
+from clawback.core.records import KIND_FILTERS, Role, Source
 from clawback.core.timeutil import normalize_ts
 
 
@@ -104,6 +104,7 @@ class UIConfig:
     )
     search_source: str = setting("", "Live search: only this source; empty for any.")
     search_role: str = setting("", "Live search: only this role; empty for any.")
+    search_kind: str = setting("all", "Live search: only this kind: all, text, thinking or tool.")
     search_since: str = setting("", "Live search: only entries on or after this YYYY-MM-DD.")
     search_until: str = setting("", "Live search: only entries before this YYYY-MM-DD.")
     search_this_session: bool = setting(False, "Live search: only the open session.")
@@ -222,6 +223,7 @@ def _validate(config: Config, fail: Any) -> None:
         ("sessions_source", listed),
         ("search_source", [s.value for s in Source]),
         ("search_role", [r.value for r in Role]),
+        ("search_kind", list(KIND_FILTERS)),
     ):
         if getattr(config.ui, key) not in ("", *allowed):
             raise fail(f"must be empty or one of {', '.join(allowed)}", "ui", key)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from clawback.core.home import Home
 from clawback.themes import LoadedThemes, load_themes
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -30,6 +30,9 @@ from .widgets.chat_dock import ChatDock
 from .widgets.pane import Pane
 
 PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sessions", "help"}
+# Below this width the sessions list and the pane beside it would both be too narrow to use,
+# so one shows at a time, full width (as lazygit and k9s do): the list while it has focus.
+NARROW = 110
 
 
 class ClawbackApp(App[int]):
@@ -58,6 +61,7 @@ class ClawbackApp(App[int]):
         self.themes = ThemeKeeper(themes, store.config.ui.theme)
         self.panes = Panes.build(store, runner)
         self._previous = "transcript"
+        self.show_sessions = store.config.ui.show_sessions  # the wide layout's choice
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -68,12 +72,35 @@ class ClawbackApp(App[int]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.panes.sessions.display = self.store.config.ui.show_sessions
         self.themes.install(self)
         self.sub_title = TranscriptPane.TITLE
-        start = self.panes.sessions if self.panes.sessions.display else self.panes.transcript
+        self.query_one("#body").set_class(self.size.width < NARROW, "-narrow")
+        self._arrange(self.show_sessions)
+        start = self.panes.sessions if self.show_sessions else self.panes.transcript
         start.focus_default()
         background.start(self)
+
+    # -- fitting the terminal -------------------------------------------------------------------
+
+    @property
+    def narrow(self) -> bool:
+        return self.query_one("#body").has_class("-narrow")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.query_one("#body").set_class(width < NARROW, "-narrow")
+        self._arrange(self.panes.sessions.has_focus_within if self.narrow else self.show_sessions)
+
+    def _arrange(self, sessions: bool) -> None:
+        """Show the sessions list or not; when narrow, it takes the place of the main pane."""
+        self.panes.sessions.display = sessions
+        self.query_one("#main").display = not (sessions and self.narrow)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if self.narrow:  # focus left the list (a session opened, a pane key): the pane returns
+            self._arrange(self.panes.sessions.has_focus_within)
 
     def on_unmount(self) -> None:
         self.stop_watching.set()  # the watcher thread checks it every 50 ms
@@ -84,6 +111,8 @@ class ClawbackApp(App[int]):
         pane: Pane = getattr(self.panes, name)
         if name == "sessions" and not pane.display:
             self.action_toggle_sessions()
+        elif focus and self.narrow and name != "sessions":
+            self._arrange(False)
         switcher = self.query_one("#main", ContentSwitcher)
         await self.panes.mount(pane, switcher)
         if name != "sessions" and switcher.current != name:
@@ -99,11 +128,18 @@ class ClawbackApp(App[int]):
         return not (action in PANE_ACTIONS and isinstance(self.screen, ModalScreen))
 
     def action_toggle_sessions(self) -> None:
-        """Hide or show the sessions list (more room for a transcript); remembered."""
+        """Hide or show the sessions list (more room for a transcript); remembered, except on
+        a narrow terminal, where it swaps the list and the pane beside it."""
         sessions = self.panes.sessions
-        sessions.display = shown = not sessions.display
-        if not shown and sessions.has_focus_within:
-            self.panes.transcript.focus_default()
+        shown = not sessions.display
+        self._arrange(shown)
+        if shown and self.narrow:
+            sessions.focus_default()
+        elif not shown and sessions.has_focus_within:
+            self.query_one("#main", ContentSwitcher).visible_content.focus_default()  # type: ignore[union-attr]
+        if self.narrow:
+            return
+        self.show_sessions = shown
         background.save_settings(
             self, self.store, "the panes shown", lambda: {"ui.show_sessions": shown}
         )

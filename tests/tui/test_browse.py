@@ -111,7 +111,10 @@ async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None
         assert titles(app) == CLAWBACK_TITLES
         assert all(line.endswith("· clawback") for line in details(app))
         assert isinstance(app.focused, SessionList)  # back to browsing the narrowed list
-        assert str(app.query_one("#sessions-status", Static).render()) == "2 sessions"
+        status = str(app.query_one("#sessions-status", Static).render())
+        assert status == "2 sessions · only clawback"  # a filter is never silent
+        shown = app.query_one(TranscriptPane).session  # the transcript follows the list
+        assert shown is not None and shown.title == CLAWBACK_TITLES[0]
         await pilot.press("s", "s")  # All sources -> clawback -> Claude Code
         await settle(pilot)
         assert titles(app) == CLAWBACK_TITLES

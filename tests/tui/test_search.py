@@ -152,3 +152,47 @@ async def test_search_filters_are_kept_for_the_next_start(demo_app) -> None:  # 
     finally:
         reopened.close()
     assert "search_this_session" not in saved() and saved()["search_role"] == "assistant"
+
+
+async def test_two_cjk_characters_are_searched_as_you_type(tui: ClawbackApp) -> None:
+    assert not too_short("世界") and too_short("世") and too_short("ab")
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"世界")
+        await settle(pilot)
+        pane = tui.query_one(SearchPane)
+        assert pane._hits and "世界" in pane._hits[0].snippet
+        assert "Keep typing" not in str(pane.query_one("#search-status", Static).render())
+
+
+async def test_kind_filter_and_active_filters_are_shown(tui: ClawbackApp) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"sidebar")
+        await settle(pilot)
+        pane = tui.query_one(SearchPane)
+        kinds = {hit.kind for hit in pane._hits}
+        assert "tool_result" in kinds and "text" in kinds
+        pane.query_one("#search-kind", Select).value = "tool"
+        await settle(pilot)
+        assert pane._hits and {hit.kind for hit in pane._hits} <= {"tool_use", "tool_result"}
+        status = str(pane.query_one("#search-status", Static).render())
+        assert "filtered by kind" in status
+    saved = tomllib.loads(tui.store.paths.config.read_text())
+    assert saved["ui"]["search_kind"] == "tool"
+
+
+def test_a_result_header_is_one_line_whatever_the_title() -> None:
+    from clawback.core.archive.search import SearchHit
+    from clawback.tui.panes.search import hit_row
+
+    hit = SearchHit(
+        entry_id=1, session_id="s", session_key=None, source="claude-code", role="user",
+        session_title="<command-name>/clear</command-name>\n<command-message>x\n" + "y" * 200,
+        kind="text", timestamp=None, snippet="a \x02b\x03 c", score=0.5, file="f", path="f",
+        line=1, sidechain=False,
+    )  # fmt: skip
+    header, snippet = hit_row(hit).plain.split("\n")
+    assert snippet == "a b c"
+    assert header.startswith("<command-name>/clear</command-name> <command-message>x y")
+    assert "Claude Code" in header and len(header) < 100

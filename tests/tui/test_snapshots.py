@@ -70,3 +70,14 @@ def test_messages_as_written(snap_compare, tmp_path) -> None:  # type: ignore[no
         assert snap_compare(app, terminal_size=(160, 45), run_before=steady("enter"))
     finally:
         home.close()
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [("enter",), ("f5",), ("ctrl+f", *"sidebar")],
+    ids=["transcript", "memory", "search"],
+)
+def test_small_terminal(snap_compare, demo_app, keys) -> None:  # type: ignore[no-untyped-def]
+    """80x24: one pane at a time, full width; the footer ends cleanly."""
+    app = make_app(demo_app, watch=False)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=steady(*keys))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from clawback.core.archive.cjk import has_cjk
 from clawback.core.archive.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.errors import ClawbackError
 from clawback.core.timeutil import normalize_ts
@@ -40,6 +41,8 @@ ROLE_CHOICES = [
     ("Tool", "tool"),
     ("System", "system"),
 ]
+KIND_CHOICES = [("Any kind", "all"), ("Text", "text"), ("Thinking", "thinking"), ("Tools", "tool")]
+TITLE_WIDTH = 60  # a result's title gives way to where it came from beyond this
 
 
 def as_you_type(query: str) -> str:
@@ -57,15 +60,18 @@ def as_you_type(query: str) -> str:
 
 
 MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
+MIN_CJK = 2  # but two CJK characters are a word (世界), and the index has them as one bigram
 
 
 def too_short(query: str) -> bool:
     """Only prefixes, each shorter than ``MIN_PREFIX`` letters: not searched as you type
     (the README's benchmark: 1-3 letter prefixes take seconds on a big archive)."""
     terms = as_you_type(query).split()
-    return bool(terms) and all(
-        t.endswith("*") and len(t.strip('*"-()')) < MIN_PREFIX for t in terms
-    )
+    return bool(terms) and all(t.endswith("*") and _short(t.strip('*"-()')) for t in terms)
+
+
+def _short(word: str) -> bool:
+    return len(word) < (MIN_CJK if has_cjk(word) else MIN_PREFIX)
 
 
 def _choice(value: str, choices: list[tuple[str, str]]) -> str:
@@ -75,7 +81,9 @@ def _choice(value: str, choices: list[tuple[str, str]]) -> str:
 
 def hit_row(hit: SearchHit) -> Content:
     """Title and where it came from, then the snippet with its matches highlighted."""
-    title = hit.session_title or hit.file
+    title = " ".join((hit.session_title or hit.file).split())  # one line, whatever it holds
+    if len(title) > TITLE_WIDTH:
+        title = title[: TITLE_WIDTH - 1] + "…"
     facts = " · ".join(
         part
         for part in (
@@ -118,6 +126,7 @@ class SearchPane(Pane):
         self._saved: dict[str, object] = {  # the filters as config.toml has (or will have) them
             "ui.search_source": _choice(ui.search_source, SOURCE_CHOICES),
             "ui.search_role": _choice(ui.search_role, ROLE_CHOICES),
+            "ui.search_kind": _choice(ui.search_kind, KIND_CHOICES) or "all",
             "ui.search_since": ui.search_since,
             "ui.search_until": ui.search_until,
             "ui.search_this_session": ui.search_this_session,
@@ -142,6 +151,14 @@ class SearchPane(Pane):
                 value=saved["ui.search_role"],
                 id="search-role",
                 compact=True,
+            )
+            yield Select(
+                KIND_CHOICES,
+                allow_blank=False,
+                value=saved["ui.search_kind"],
+                id="search-kind",
+                compact=True,
+                tooltip="Only what was said, thinking, or tool calls and output",
             )
             yield Input(
                 str(saved["ui.search_since"]),
@@ -186,6 +203,7 @@ class SearchPane(Pane):
         return SearchFilters(
             source=value("#search-source"),
             role=value("#search-role"),
+            kind=value("#search-kind") or "all",
             since=value("#search-since"),
             until=value("#search-until"),
             session_id=self.current_session_id if this_session else None,
@@ -216,6 +234,7 @@ class SearchPane(Pane):
         return {
             "ui.search_source": chosen("#search-source"),
             "ui.search_role": chosen("#search-role"),
+            "ui.search_kind": chosen("#search-kind") or "all",
             "ui.search_since": day("since"),
             "ui.search_until": day("until"),
             "ui.search_this_session": self.query_one("#search-this-session", Checkbox).value,
@@ -273,7 +292,25 @@ class SearchPane(Pane):
             Option(hit_row(hit), id=str(index)) for index, hit in enumerate(results.hits)
         )
         listing.highlighted = 0 if results.hits else None
-        self.query_one("#search-status", Static).update(self._status(results))
+        status = self._status(results)
+        if active := self.active_filters():
+            status += f" · filtered by {', '.join(active)}"
+        self.query_one("#search-status", Static).update(status)
+
+    def active_filters(self) -> list[str]:
+        """The filters narrowing the results (saved ones come back on start: say so)."""
+        wanted = self._wanted()
+        names = {
+            "ui.search_source": "source",
+            "ui.search_role": "role",
+            "ui.search_since": "since",
+            "ui.search_until": "until",
+            "ui.search_this_session": "this session",
+        }
+        active = [name for key, name in names.items() if wanted[key]]
+        if wanted["ui.search_kind"] not in ("", "all"):
+            active.append("kind")
+        return active
 
     @staticmethod
     def _status(results: SearchResults) -> str:
@@ -283,8 +320,8 @@ class SearchPane(Pane):
             return f"No results · {results.seconds * 1000:.0f} ms"
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
         return (
-            f"{len(results.hits):,} shown of {total} matches · {results.seconds * 1000:.0f} ms"
-            " · Enter opens"
+            f"{len(results.hits):,} shown of {total} {'match' if results.total == 1 else 'matches'}"
+            f" · {results.seconds * 1000:.0f} ms · Enter opens"
         )
 
     # -- choosing a hit -----------------------------------------------------------------------

@@ -109,6 +109,7 @@ class SessionsPane(Pane):
         self._exhausted = False
         self._fetching = False  # a page is on its way (not Widget.loading: that blurs focus)
         self._first_page = True
+        self._follow = False  # the filter changed: the transcript follows to a row of the list
         ui = store.config.ui
         # The saved choices apply from the first page on; the selects follow these, not lead.
         known = {value for _, value in SOURCE_CHOICES}
@@ -211,8 +212,12 @@ class SessionsPane(Pane):
             listing.set_options(options)
             ids = [s.id for s in rows]
             listing.highlighted = ids.index(kept) if kept in ids else (0 if ids else None)
-            if self._first_page and ids:  # open the newest session: something to read at once
-                self.post_message(self.SessionChosen(ids[0], False))
+            if (self._first_page or self._follow) and ids:
+                # Open the newest session (something to read at once), or after a filter
+                # change, the row the cursor is on: the transcript never shows a session the
+                # list has filtered out.
+                self.post_message(self.SessionChosen(ids[listing.highlighted or 0], False))
+            self._follow = False
             self._first_page = not ids
             if self._projects is None:  # after the first page, so it never delays the list
                 self._load_projects()
@@ -226,6 +231,12 @@ class SessionsPane(Pane):
         shown = self._loaded
         more = "" if self._exhausted else "+"
         status = plural(total, "session") if total is not None else f"{shown:,}{more} matching"
+        chosen = [
+            source_label(self.source) if self.source else "",
+            project_label(self.project) if self.project else "",
+        ]
+        if any(chosen):  # saved choices come back on start: never filter silently
+            status += " · only " + ", ".join(c for c in chosen if c)
         self.query_one("#sessions-status", Static).update(status)
         empty = shown == 0
         self.set_class(empty, "-empty")
@@ -295,6 +306,7 @@ class SessionsPane(Pane):
 
     @on(Input.Changed, "#session-filter")
     def _filter_changed(self) -> None:
+        self._follow = True
         self.reload()
 
     @on(Select.Changed, "#session-source")
@@ -307,6 +319,7 @@ class SessionsPane(Pane):
         if value == getattr(self, attribute):
             return
         setattr(self, attribute, value)
+        self._follow = True
         self.reload()
         background.save_settings(self, self.store, "the session filters", self._saved_choices)
         if event.select.has_focus_within:  # chosen from its list: back to browsing
