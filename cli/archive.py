@@ -196,10 +196,16 @@ def conversations(ctx: click.Context, status: str | None, limit: int, as_json: b
 @click.pass_context
 def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
+    from clawback.core.archive.embeddings.coverage import coverage
+
     app = open_home(ctx)
     report = health(app.db, app.paths, app.config.chat.claude_command)
+    vectors = coverage(
+        app.db, app.paths.vectors, tools_and_thinking=app.config.embeddings.tools_and_thinking
+    )
     if as_json:
-        print_json(report.to_json())
+        embeddings = {**vectors.to_json(), "setting": app.config.embeddings.model}
+        print_json({**report.to_json(), "embeddings": embeddings})
         return
     out.print(f"[bold]Database[/] {report.database} ({report.database_bytes / 1_048_576:.1f} MB)")
     for source, counts in sorted(report.sources.items()):
@@ -213,6 +219,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     if report.conversations:
         out.print("[bold]Conversations[/] " + ", ".join(
             f"{n} {status}" for status, n in sorted(report.conversations.items())))  # fmt: skip
+    _print_embeddings(vectors, app.config.embeddings.model)
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
     else:
@@ -220,6 +227,20 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             "[bold]claude[/] [yellow]not found on PATH[/]"
             " (npm install -g @anthropic-ai/claude-code)"
         )
+
+
+def _print_embeddings(vectors: Any, setting: str) -> None:
+    """One line: which model, how much of the archive it covers, what to run next."""
+    if setting.strip().lower() == "none":
+        out.print("[bold]Embeddings[/] off (embeddings.model = 'none'): search is keyword-only")
+        return
+    line = (
+        f"[bold]Embeddings[/] {vectors.model or setting}: {vectors.vectors:,} of {vectors.total:,}"
+        f" chunks ({100 * vectors.ratio:.0f}%)"
+    )
+    if vectors.ratio < 1:
+        line += " [dim]- `clawback embed` covers the rest[/]"
+    out.print(line)
 
 
 @click.command()

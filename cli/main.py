@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "ingest": "archive:ingest",
     "reindex": "archive:reindex",
     "search": "search:search_command",
+    "embed": "embed:embed",
     "sessions": "archive:sessions",
     "show": "archive:show",
     "conversations": "archive:conversations",

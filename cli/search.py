@@ -2,14 +2,20 @@
 
 It opens a plain read connection (no migrations, no sqlite-utils) and prints with click alone
 (no rich): its start-up is measured against a bare one-query Python process in ``bench/``.
+Semantic and hybrid modes load the embedding model (about a second): a home without vectors
+never does, so keyword search keeps its start-up.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
-from clawback.cli.home import open_index
-from clawback.cli.output import print_json
-from clawback.core.archive.search import MARK_END, MARK_START, SearchFilters, search
+from clawback.cli.home import home_option, open_index
+from clawback.cli.output import note, print_json
+from clawback.core.archive.search import MARK_END, MARK_START, MODES, SearchFilters, search
+from clawback.core.config import Config, load_config
+from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
@@ -35,6 +41,12 @@ def _render_snippet(snippet: str) -> str:
 @click.option("--until", help="Only entries before this date (YYYY-MM-DD).")
 @click.option("--project", help="Only sessions whose working directory contains this.")
 @click.option("--no-sidechains", is_flag=True, help="Leave out sub-agent messages.")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    help="keyword (exact words), semantic (meaning) or hybrid (both). Default: hybrid once"
+    " `clawback embed` has run, else keyword.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of hits.")
 @click.pass_context
 def search_command(
@@ -49,10 +61,16 @@ def search_command(
     until: str | None,
     project: str | None,
     no_sidechains: bool,
+    mode: str | None,
     as_json: bool,
 ) -> None:
-    """Full-text search across every session (quotes for phrases, foo* prefixes, -word)."""
+    """Search every session by words and meaning (quotes for phrases, foo* prefixes, -word)."""
     conn = open_index(ctx)
+    paths, config = _settings(ctx)
+    nearest, why = (None, None) if mode == "keyword" else _vector_side(paths, config)
+    if mode in ("semantic", "hybrid") and nearest is None and why is None:
+        why = "nothing is embedded yet (run `clawback embed`); showing keyword results"
+    mode = mode or ("hybrid" if nearest is not None else "keyword")
     filters = SearchFilters(
         source=source,
         session_id=session_id,
@@ -63,7 +81,10 @@ def search_command(
         project=project,
         sidechains=not no_sidechains,
     )
-    results = search(conn, query, filters, limit=limit)
+    recency = config.embeddings.recency_boost
+    results = search(conn, query, filters, limit=limit, mode=mode, nearest=nearest, recency=recency)
+    if why or results.note:
+        note(why or results.note or "")
     if as_json:
         print_json([hit.to_json() for hit in results.hits])
         return
@@ -78,11 +99,37 @@ def search_command(
             f"{style(f'{hit.score:.2f}', fg='cyan', bold=True)} {style(hit.source, fg='magenta')}"
             f" {when} {style(title, bold=True)}"
             f" {style(f'{hit.file}:{hit.line} {hit.role}/{hit.kind}', dim=True)}"
+            + (style(f" [{hit.found_by}]", fg="yellow") if results.mode != "keyword" else "")
         )
         click.echo(f"    {_render_snippet(hit.snippet)}")
     count = len(results.hits)
     click.secho(
-        f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms",
+        f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"
+        + (f" ({results.mode})" if results.mode != "keyword" else ""),
         err=True,
         dim=True,
     )
+
+
+def _settings(ctx: click.Context) -> tuple[Paths, Config]:
+    """The home's paths and settings, without opening the whole home (a test may hand one in)."""
+    home = ctx.find_root().obj
+    if home is not None and hasattr(home, "paths") and hasattr(home, "config"):
+        return home.paths, home.config
+    paths = Paths.resolve(home_option(ctx))
+    return paths, load_config(paths.config)
+
+
+def _vector_side(paths: Paths, config: Config) -> tuple[Any, str | None]:
+    """The semantic index when this home has vectors, else ``None`` and why (``None``: no
+    vectors, nothing to say). numpy and the model load only when there are vectors."""
+    if config.embeddings.model.strip().lower() == "none" or not paths.vectors.exists():
+        return None, None
+    try:
+        from clawback.core.archive.embeddings.semantic import open_semantic
+    except ImportError as exc:
+        return None, (
+            f"semantic search needs {exc.name} (pip install 'clawback[embeddings]');"
+            " showing keyword results"
+        )
+    return open_semantic(config.embeddings.model, paths.vectors, threads=config.embeddings.threads)

@@ -93,6 +93,21 @@ class MemoryConfig:
 
 
 @dataclass
+class EmbeddingsConfig:
+    model: str = setting(
+        "minilm", "Model for semantic search: minilm, none (off), or a path to a .onnx file."
+    )
+    tools_and_thinking: bool = setting(
+        False, "Also embed tool calls, tool output and thinking (many more chunks to embed)."
+    )
+    background: bool = setting(True, "The app embeds new messages in the background.")
+    recency_boost: bool = setting(
+        False, "Favour recent hits gently in semantic and hybrid search (old ones never drop)."
+    )
+    threads: int = setting(1, "CPU threads the embedding model may use.")
+
+
+@dataclass
 class UIConfig:
     theme: str = setting("clawback-dark", "Theme of the terminal app.")
     show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
@@ -116,6 +131,7 @@ class Config:
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
     chat: ChatConfig = field(default_factory=ChatConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
     ui: UIConfig = field(default_factory=UIConfig)
 
     def workspace(self, paths: Paths) -> Path:
@@ -214,6 +230,7 @@ def _validate(config: Config, fail: Any) -> None:
         ("archive", "max_line_mb"),
         ("chat", "timeout_seconds"),
         ("chat", "context_window"),
+        ("embeddings", "threads"),
     ):
         if getattr(getattr(config, section), key) <= 0:
             raise fail("must be positive", section, key)

@@ -66,6 +66,16 @@ class Paths:
     def lock(self) -> Path:
         return self.home / "ingest.lock"
 
+    @property
+    def vectors(self) -> Path:
+        """The vector store for semantic search: rebuildable, so safe to delete."""
+        return self.home / "embeddings.db"
+
+    @property
+    def embed_lock(self) -> Path:
+        """Held by the one process that writes vectors."""
+        return self.home / "embed.lock"
+
     def ensure(self) -> Paths:
         """Create the home and its folders with private permissions."""
         ensure_private_dir(self.home)

@@ -120,6 +120,18 @@ class VectorStore:
             raise
         self.conn.execute("COMMIT")
 
+    def clear(self) -> None:
+        """Forget every vector (``clawback embed --rebuild``); the model is claimed anew."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("DELETE FROM vectors")
+            self.conn.execute("DELETE FROM meta WHERE key IN ('model', 'dim')")
+            self._bump()
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
     def remove(self, chunks: Iterable[int]) -> int:
         """Forget vectors (chunks that are gone or changed); returns how many went."""
         doomed = [(int(c),) for c in chunks]

@@ -24,13 +24,17 @@ from pathlib import Path
 
 import sqlite_utils
 from clawback.core.archive.embeddings.chunks import embed_text, fact_text, text_hash
+from clawback.core.archive.embeddings.coverage import (
+    CURRENT_FACTS,
+    Coverage,
+    coverage,
+    embeddable_sql,
+)
 from clawback.core.archive.embeddings.embedder import Embedder
 from clawback.core.archive.embeddings.store import VectorStore
 from clawback.core.paths import PRIVATE_FILE
 
 BATCH = 32
-CONVERSATION_KINDS = ("text", "compaction")
-EXTRA_KINDS = ("thinking", "tool_use", "tool_result")
 
 
 class EmbedderBusy(Exception):
@@ -49,35 +53,6 @@ def embed_lock(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def _kinds(tools_and_thinking: bool) -> tuple[str, ...]:
-    return CONVERSATION_KINDS + (EXTRA_KINDS if tools_and_thinking else ())
-
-
-def _entries_sql(kinds: tuple[str, ...], columns: str) -> str:
-    marks = ", ".join(f"'{kind}'" for kind in kinds)
-    return f"""
-        SELECT {columns} FROM entries e JOIN files f ON f.id = e.file_id
-        WHERE f.source = 'memory'
-           OR e.kind = 'compaction'
-           OR (e.kind IN ({marks}) AND e.role IN ('user', 'assistant')
-               AND (e.conversational = 1 OR e.kind != 'text'))
-        ORDER BY f.source = 'memory' DESC, e.ts IS NULL, e.ts DESC, e.id DESC
-    """
-
-
-@dataclass
-class Coverage:
-    """How much of what should have a vector has one."""
-
-    model: str | None
-    embedded: int
-    total: int
-
-    @property
-    def ratio(self) -> float:
-        return self.embedded / self.total if self.total else 1.0
 
 
 @dataclass
@@ -113,7 +88,7 @@ class EmbeddingWorker:
         self.db = db
         self.store = store
         self.embedder = embedder
-        self.kinds = _kinds(tools_and_thinking)
+        self.tools_and_thinking = tools_and_thinking
         self.batch = max(1, batch)
 
     def pending(self, *, verify: bool = False) -> tuple[list[int], int]:
@@ -128,7 +103,8 @@ class EmbeddingWorker:
         seen: set[int] = set()
         stale: list[int] = []
         columns = "e.id, e.role, e.kind, f.source, e.text" if verify else "e.id"
-        for row in self.db.execute(_entries_sql(self.kinds, columns)):
+        sql = embeddable_sql(columns, tools_and_thinking=self.tools_and_thinking)
+        for row in self.db.execute(sql):
             chunk = row[0]
             seen.add(chunk)
             if chunk not in stored:
@@ -137,8 +113,8 @@ class EmbeddingWorker:
                 stale.append(chunk)
                 wanted.append(chunk)
         facts = self.db.execute(
-            "SELECT id, type, content, context FROM facts WHERE superseded_by IS NULL"
-            " ORDER BY coalesce(source_ts, created_at) DESC"
+            CURRENT_FACTS.format(columns="id, type, content, context")
+            + " ORDER BY coalesce(source_ts, created_at) DESC"
         ).fetchall()
         fact_ids = []
         for fact_id, kind, content, context in facts:
@@ -152,14 +128,7 @@ class EmbeddingWorker:
         return fact_ids + wanted, removed
 
     def coverage(self) -> Coverage:
-        model, _ = self.store.meta()
-        total = self.db.execute(f"SELECT count(*) FROM ({_entries_sql(self.kinds, 'e.id')})")
-        facts = self.db.execute("SELECT count(*) FROM facts WHERE superseded_by IS NULL")
-        return Coverage(
-            model=model,
-            embedded=self.store.count(),
-            total=int(total.fetchone()[0]) + int(facts.fetchone()[0]),
-        )
+        return coverage(self.db, self.store.path, tools_and_thinking=self.tools_and_thinking)
 
     def texts(self, chunks: list[int]) -> list[tuple[int, str]]:
         """The text to embed for each chunk still present (chunks deleted meanwhile drop out)."""

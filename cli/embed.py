@@ -1,0 +1,126 @@
+"""``clawback embed``: bring the vectors for semantic search up to date, in the foreground.
+
+The same worker the app runs in the background, with a progress bar; Ctrl-C stops after the
+batch in flight and the next run resumes there. Only one process writes vectors at a time.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from clawback.cli.home import open_home
+from clawback.cli.output import err, out, print_json
+from clawback.core.errors import ClawbackError
+
+
+def _bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A rich progress bar on a terminal: ``(progress callback, closer)``."""
+    if not enabled or not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(
+        TextColumn("[bold]Embedding[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("chunks"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task("embed", total=None)
+    bar.start()
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return update, bar.stop
+
+
+@click.command(name="embed")
+@click.option(
+    "--model", help="Embed with this model (minilm, or a .onnx file) instead of the setting."
+)
+@click.option("--rebuild", is_flag=True, help="Forget every vector and embed everything again.")
+@click.option(
+    "--limit", type=click.IntRange(1), help="Embed at most this many chunks (newest first)."
+)
+@click.option("--threads", type=click.IntRange(1, 64), help="CPU threads for the model.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
+@click.pass_context
+def embed(
+    ctx: click.Context,
+    model: str | None,
+    rebuild: bool,
+    limit: int | None,
+    threads: int | None,
+    as_json: bool,
+) -> None:
+    """Embed messages, memory files and facts for semantic search (newest first, resumable)."""
+    home = open_home(ctx)
+    settings = home.config.embeddings
+    try:
+        from clawback.core.archive.embeddings.embedder import load_embedder
+        from clawback.core.archive.embeddings.store import VectorStore
+        from clawback.core.archive.embeddings.worker import (
+            EmbedderBusy,
+            EmbeddingWorker,
+            embed_lock,
+        )
+    except ImportError as exc:
+        raise ClawbackError(
+            f"semantic search needs {exc.name}: pip install 'clawback[embeddings]'"
+        ) from None
+    embedder = load_embedder(model or settings.model, threads=threads or max(1, settings.threads))
+    store = VectorStore.open(home.paths.vectors)
+    progress, close = _bar(not as_json)
+    stats: Any = None
+    try:
+        with embed_lock(home.paths.embed_lock):
+            if rebuild:
+                store.clear()
+            worker = EmbeddingWorker(
+                home.db, store, embedder, tools_and_thinking=settings.tools_and_thinking
+            )
+            try:
+                stats = worker.run(progress=progress, limit=limit)
+            except KeyboardInterrupt:
+                close()
+                err.print("[yellow]Stopped.[/] Run `clawback embed` again to go on from here.")
+                ctx.exit(130)
+            finally:
+                close()
+            covered = worker.coverage()
+    except EmbedderBusy as exc:
+        raise ClawbackError(str(exc)) from None
+    finally:
+        store.close()
+    if as_json:
+        outcome = {
+            "model": embedder.name,
+            "embedded": stats.embedded,
+            "removed": stats.removed,
+            "rebuilt": rebuild or stats.wiped,
+            "seconds": round(stats.seconds, 3),
+            "per_second": round(stats.per_second, 2),
+            "coverage": covered.to_json(),
+        }
+        print_json(outcome)
+        return
+    if stats.wiped and not rebuild:
+        out.print(f"[yellow]The model changed to {embedder.name}:[/] every chunk is embedded anew.")
+    out.print(
+        f"Embedded {stats.embedded:,} chunks in {stats.seconds:.1f}s ({stats.per_second:.1f}/s)"
+        f" with {embedder.name}; {covered.vectors:,} of {covered.total:,} covered"
+        f" ({100 * covered.ratio:.0f}%)"
+    )

@@ -1,0 +1,72 @@
+"""Which chunks should have a vector, and how many do: for the worker, ``health`` and the app.
+
+Pure SQL and the standard library (no numpy), so ``health`` can report coverage on a machine
+without the embeddings extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+CONVERSATION_KINDS = ("text", "compaction")
+EXTRA_KINDS = ("thinking", "tool_use", "tool_result")
+
+
+def embeddable_sql(columns: str, *, tools_and_thinking: bool = False) -> str:
+    """``SELECT columns`` over the embeddable entries (``e``, ``f``), in embedding order:
+    memory files first, then turns from the newest back.
+
+    Embeddable: memory file chunks, compaction summaries, and user and assistant text turns
+    (``conversational``: what a transcript shows); with ``tools_and_thinking`` also thinking,
+    tool calls and tool output.
+    """
+    kinds = CONVERSATION_KINDS + (EXTRA_KINDS if tools_and_thinking else ())
+    marks = ", ".join(f"'{kind}'" for kind in kinds)
+    return f"""
+        SELECT {columns} FROM entries e JOIN files f ON f.id = e.file_id
+        WHERE f.source = 'memory'
+           OR e.kind = 'compaction'
+           OR (e.kind IN ({marks}) AND e.role IN ('user', 'assistant')
+               AND (e.conversational = 1 OR e.kind != 'text'))
+        ORDER BY f.source = 'memory' DESC, e.ts IS NULL, e.ts DESC, e.id DESC
+    """
+
+
+CURRENT_FACTS = "SELECT {columns} FROM facts WHERE superseded_by IS NULL"
+
+
+@dataclass
+class Coverage:
+    """How much of what should have a vector has one, and with which model."""
+
+    model: str | None
+    vectors: int
+    total: int
+
+    @property
+    def ratio(self) -> float:
+        return min(1.0, self.vectors / self.total) if self.total else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ratio": round(self.ratio, 4)}
+
+
+def coverage(db: Any, store_path: Path, *, tools_and_thinking: bool = False) -> Coverage:
+    """Embeddable chunks in the index against vectors in the store (read without numpy)."""
+    total = db.execute(
+        f"SELECT count(*) FROM ({embeddable_sql('e.id', tools_and_thinking=tools_and_thinking)})"
+    ).fetchone()[0]
+    total += db.execute(CURRENT_FACTS.format(columns="count(*)")).fetchone()[0]
+    model, vectors = None, 0
+    if store_path.exists():
+        reader = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
+        # A store being created right now may have no tables yet: nothing embedded.
+        with contextlib.closing(reader) as conn, contextlib.suppress(sqlite3.Error):
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            model = meta.get("model")
+            vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    return Coverage(model=model, vectors=vectors, total=int(total))

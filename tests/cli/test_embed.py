@@ -1,0 +1,109 @@
+"""``clawback embed`` and ``clawback search --mode`` in-process (click's CliRunner), with the
+deterministic hash embedder configured, so no model is needed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from clawback.cli.main import cli
+from clawback.core.errors import ClawbackError
+from click.testing import CliRunner, Result
+
+from ..helpers import cc_assistant, cc_user, write_lines
+
+pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[embeddings]\nmodel = "hash"\n')
+    src = tmp_path / "src" / "proj"
+    write_lines(
+        src / "s1.jsonl",
+        [
+            cc_user("s1", "u1", "tangerine protocol launch checklist"),
+            cc_assistant("s1", "a1", [{"type": "text", "text": "the launch checklist is done"}]),
+            cc_assistant("s1", "a2", [{"type": "thinking", "thinking": "tangerine secret"}]),
+        ],
+    )
+    assert invoke(home, "ingest", str(tmp_path / "src"), "--source", "claude-code").exit_code == 0
+    return home
+
+
+def invoke(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--home", str(home), *args], catch_exceptions=True)
+
+
+def hits(result: Result) -> list[dict[str, object]]:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_embed_then_search_each_mode(home: Path) -> None:
+    result = invoke(home, "embed", "--json")
+    assert result.exit_code == 0, result.output
+    outcome = json.loads(result.stdout)
+    assert outcome["model"] == "hash-64" and outcome["embedded"] == 2  # not the thinking block
+    assert outcome["coverage"]["ratio"] == 1.0
+    keyword = hits(invoke(home, "search", "launch checklist", "--mode", "keyword", "--json"))
+    assert {h["found_by"] for h in keyword} == {"keyword"}
+    semantic = hits(invoke(home, "search", "checklist launch", "--mode", "semantic", "--json"))
+    assert semantic and {h["found_by"] for h in semantic} == {"semantic"}
+    hybrid = hits(invoke(home, "search", "launch checklist", "--json"))  # default: hybrid
+    assert {h["found_by"] for h in hybrid} == {"both"}
+    exact = hits(invoke(home, "search", '"launch checklist"', "--json"))
+    assert {h["found_by"] for h in exact} == {"keyword"}  # quotes stay exact
+
+
+def test_search_without_vectors_is_keyword_and_says_so_when_asked(home: Path) -> None:
+    plain = invoke(home, "search", "tangerine", "--json")
+    assert {h["found_by"] for h in hits(plain)} == {"keyword"}
+    assert "embed" not in plain.stderr
+    asked = invoke(home, "search", "tangerine", "--mode", "hybrid", "--json")
+    assert hits(asked) and "run `clawback embed`" in asked.stderr
+
+
+def test_a_model_that_cannot_load_degrades_to_keywords_with_one_note(home: Path) -> None:
+    assert invoke(home, "embed").exit_code == 0
+    (home / "config.toml").write_text('[embeddings]\nmodel = "/nowhere/model.onnx"\n')
+    result = invoke(home, "search", "tangerine", "--json")
+    assert {h["found_by"] for h in hits(result)} == {"keyword"}
+    assert result.stderr.count("\n") == 1 and "no such model file" in result.stderr
+
+
+def test_off_means_keyword_and_no_note(home: Path) -> None:
+    assert invoke(home, "embed").exit_code == 0
+    (home / "config.toml").write_text('[embeddings]\nmodel = "none"\n')
+    result = invoke(home, "search", "tangerine", "--json")
+    assert {h["found_by"] for h in hits(result)} == {"keyword"} and result.stderr == ""
+
+
+def test_rebuild_and_model_change_embed_everything_again(home: Path) -> None:
+    assert json.loads(invoke(home, "embed", "--json").stdout)["embedded"] == 2
+    assert json.loads(invoke(home, "embed", "--json").stdout)["embedded"] == 0
+    rebuilt = json.loads(invoke(home, "embed", "--rebuild", "--json").stdout)
+    assert rebuilt["embedded"] == 2 and rebuilt["rebuilt"]
+    changed = json.loads(invoke(home, "embed", "--model", "hash-32", "--json").stdout)
+    assert changed["model"] == "hash-32" and changed["embedded"] == 2 and changed["rebuilt"]
+
+
+def test_health_reports_coverage_and_model(home: Path) -> None:
+    before = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
+    assert before["vectors"] == 0 and before["total"] == 2 and before["setting"] == "hash"
+    invoke(home, "embed", "--limit", "1")
+    after = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
+    assert after["model"] == "hash-64" and after["vectors"] == 1 and after["ratio"] == 0.5
+    assert "Embeddings hash-64: 1 of 2 chunks (50%)" in invoke(home, "health").stdout
+
+
+def test_a_second_embedder_steps_aside(home: Path) -> None:
+    from clawback.core.archive.embeddings.worker import embed_lock
+
+    with embed_lock(home / "embed.lock"):
+        result = invoke(home, "embed")
+    assert isinstance(result.exception, ClawbackError)
+    assert "another clawback process is embedding" in str(result.exception)
