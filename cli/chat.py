@@ -27,6 +27,7 @@ from clawback.core.chat.engine import (
     Notice,
     ReplyDelta,
     SessionChanged,
+    ToolCalled,
     TurnOutcome,
 )
 from clawback.core.chat.sessions import ChatSession, SessionStore, local_session_key
@@ -180,6 +181,8 @@ def _run(
                 note(f"New session {event.session.id[:8]} ({event.session.key}).")
         elif isinstance(event, Notice):
             note(event.text)
+        elif isinstance(event, ToolCalled):
+            note(f"⚙ {event.summary}")
 
     async def go() -> TurnOutcome:
         try:

@@ -15,6 +15,7 @@ from clawback.core.claude.events import (
     Result,
     SystemInit,
     TextDelta,
+    ToolCall,
     UnparseableOutput,
     Usage,
     parse_json_result,
@@ -307,7 +308,9 @@ def test_assistant_message_joins_text_blocks() -> None:
         ],
     }
     event = parse_stream_line(line(type="assistant", message=message))
-    assert event == AssistantMessage(text="one two", model=OPUS, usage=None)
+    assert event == AssistantMessage(
+        text="one two", model=OPUS, usage=None, tool_calls=(ToolCall("", "x", {}),)
+    )
 
 
 def test_result_tolerates_missing_and_odd_fields() -> None:

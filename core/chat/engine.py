@@ -58,6 +58,7 @@ from clawback.core.chat.events import (
     ReplyDelta,
     SessionChanged,
     ThresholdHooks,
+    ToolCalled,
     TurnFinished,
     TurnOutcome,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "ReplyDelta",
     "SessionChanged",
     "ThresholdHooks",
+    "ToolCalled",
     "TurnFinished",
     "TurnOutcome",
 ]

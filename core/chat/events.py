@@ -26,6 +26,7 @@ __all__ = [
     "ReplyDelta",
     "SessionChanged",
     "ThresholdHooks",
+    "ToolCalled",
     "TurnFinished",
     "TurnOutcome",
 ]
@@ -78,6 +79,15 @@ class Notice:
     """Something to tell the user that is not reply text (a label set, claude retrying...)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """Claude called a tool during the reply; ``summary`` says which and what it asked."""
+
+    name: str
+    input: dict[str, Any]
+    summary: str
 
 
 @dataclass(frozen=True)
@@ -159,7 +169,7 @@ class TurnFinished:
     outcome: TurnOutcome
 
 
-ChatEvent = SessionChanged | Notice | PromptAssembled | ReplyDelta | TurnFinished
+ChatEvent = SessionChanged | Notice | PromptAssembled | ReplyDelta | ToolCalled | TurnFinished
 
 
 @dataclass

@@ -20,7 +20,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from clawback.core.archive.parsers.native import message_event
+from clawback.core.archive.parsers.native import (
+    message_event,
+    tool_call_event,
+    tool_call_summary,
+)
 from clawback.core.archive.recall import strip_recalled
 from clawback.core.chat.events import (
     ChatEvent,
@@ -29,6 +33,7 @@ from clawback.core.chat.events import (
     ReplyDelta,
     SessionChanged,
     ThresholdHooks,
+    ToolCalled,
     TurnFinished,
     TurnOutcome,
 )
@@ -235,6 +240,12 @@ class ChatTurn:
             async for event in self._run_claude(prompt, plan.model):
                 if isinstance(event, Result):
                     result = event
+                elif isinstance(event, ToolCalled):
+                    line = tool_call_event(
+                        str(uuid.uuid4()), event.name, event.input, format_ts(engine.clock())
+                    )
+                    transcript.append([line])  # shown in the transcript, never replayed
+                    yield event
                 elif isinstance(event, ReplyDelta | Notice):
                     yield event
             assert result is not None
@@ -314,6 +325,9 @@ class ChatTurn:
                 if not item.is_api_error and not saw_delta and item.text:
                     self._streamed.append(item.text)
                     yield ReplyDelta(item.text)
+                for call in item.tool_calls:
+                    summary = tool_call_summary(call.name, call.input)
+                    yield ToolCalled(call.name, dict(call.input), summary)
             elif isinstance(item, SystemInit):
                 if item.model and self.outcome is not None:
                     self.outcome.model = item.model

@@ -26,6 +26,7 @@ __all__ = [
     "Result",
     "SystemInit",
     "TextDelta",
+    "ToolCall",
     "UnparseableOutput",
     "Usage",
     "parse_json_result",
@@ -104,11 +105,21 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """A tool the model called in an assistant message (``mcp__clawback__memory_search``...)."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class AssistantMessage:
     """One whole assistant message.
 
     When the API call failed, the CLI still prints one, with a ``<synthetic>`` model and the error
-    text as its content: :attr:`is_api_error` tells them apart from a real reply.
+    text as its content: :attr:`is_api_error` tells them apart from a real reply. A message that
+    calls tools lists them in :attr:`tool_calls` (the CLI runs them and the turn goes on).
     """
 
     text: str
@@ -117,6 +128,7 @@ class AssistantMessage:
     is_api_error: bool = False
     error: str | None = None
     api_error_status: int | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,19 @@ def _message_text(message: Mapping[str, Any]) -> str:
     )
 
 
+def _tool_calls(message: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        ToolCall(_str(block.get("id")), _str(block.get("name")), block.get("input") or {})
+        for block in content
+        if isinstance(block, Mapping)
+        and block.get("type") == "tool_use"
+        and isinstance(block.get("input") or {}, Mapping)
+    )
+
+
 def result_from_dict(obj: Mapping[str, Any]) -> Result:
     """Build a :class:`Result` from a ``result`` object (stream line or ``json`` output)."""
     model, window = _main_model(obj.get("modelUsage"))
@@ -284,6 +309,7 @@ def _assistant_event(obj: Mapping[str, Any]) -> Event | None:
         is_api_error=obj.get("is_api_error_message") is True,
         error=_opt_str(obj.get("error")),
         api_error_status=_opt_int(obj.get("api_error_status")),
+        tool_calls=_tool_calls(message),
     )
 
 

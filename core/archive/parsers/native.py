@@ -10,6 +10,7 @@ dict and never write, serialise or read the clock (callers pass timestamps, so t
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -103,6 +104,29 @@ def compaction_event(
     return line
 
 
+def tool_call_event(
+    call_id: str, name: str, arguments: Mapping[str, Any], timestamp: str
+) -> dict[str, Any]:
+    """A tool the model called during a reply (clawback's memory tools): shown, not replayed."""
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": name,
+        "input": dict(arguments),
+        "timestamp": timestamp,
+    }
+
+
+def tool_call_summary(name: str, arguments: Mapping[str, Any]) -> str:
+    """``memory_search: sqlite wal``: the tool's short name and what it was asked."""
+    short = name.split("__")[-1] if name.startswith("mcp__") else name
+    for key in ("query", "ref"):
+        if isinstance(arguments.get(key), str):
+            return f"{short}: {arguments[key]}"
+    first = next((v for v in arguments.values() if isinstance(v, str)), None)
+    return f"{short}: {first}" if first else short
+
+
 def label_event(label: str | None, timestamp: str) -> dict[str, Any]:
     """A label set (or cleared, with ``None``) after the session began; the last one wins."""
     return {"type": "label", "label": label, "timestamp": timestamp}
@@ -184,6 +208,22 @@ def _compaction(obj: dict[str, Any]) -> ParsedLine:
     return ParsedLine(entries=[entry])
 
 
+def _tool_call(obj: dict[str, Any]) -> ParsedLine:
+    name, arguments = obj.get("name"), obj.get("input")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return ParsedLine(unknown="tool call without a name and an input object")
+    entry = Entry(
+        role=Role.ASSISTANT,
+        kind=Kind.TOOL_USE,
+        text=json.dumps(arguments, ensure_ascii=False),
+        timestamp=_str(obj.get("timestamp")),
+        uuid=_str(obj.get("id")),
+        conversational=True,
+        display=tool_call_summary(name, arguments),
+    )
+    return ParsedLine(entries=[entry])
+
+
 def _label(obj: dict[str, Any]) -> ParsedLine:
     label = obj.get("label")
     if label is not None and not isinstance(label, str):
@@ -209,4 +249,5 @@ _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
     "message": _message,
     "compaction": _compaction,
     "label": _label,
+    "tool_call": _tool_call,
 }
