@@ -36,7 +36,23 @@ def mcp(ctx: click.Context) -> None:
     conn.execute("PRAGMA query_only = ON")  # the server only reads; SQLite enforces it
     from clawback.core.mcp.server import serve
 
-    serve(conn)
+    serve(conn, _nearest(ctx))
+
+
+def _nearest(ctx: click.Context) -> object | None:
+    """The vector side for hybrid memory_search, when this home has vectors; the model loads
+    on the first search, so the server starts as fast as without it."""
+    from clawback.core.config import load_config
+
+    paths = Paths.resolve(home_option(ctx))
+    settings = load_config(paths.config).embeddings
+    if settings.model.strip().lower() == "none" or not paths.vectors.exists():
+        return None
+    try:
+        from clawback.core.archive.embeddings.semantic import DeferredIndex
+    except ImportError:  # the embeddings extra is not installed: keyword search only
+        return None
+    return DeferredIndex(settings.model, paths.vectors, threads=settings.threads)
 
 
 def _home(ctx: click.Context) -> Path:

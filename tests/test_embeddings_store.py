@@ -198,3 +198,21 @@ def test_a_killed_worker_loses_at_most_one_batch_and_the_next_run_finishes(home:
     stats = worker.run()
     assert stats.embedded == 42 - 12
     assert store.count() == 42 and worker.coverage().ratio == 1.0
+
+
+def test_a_deferred_index_opens_on_first_query_or_says_why(home: Path) -> None:
+    from clawback.core.archive.embeddings.embedder import EmbeddingsUnavailable
+    from clawback.core.archive.embeddings.semantic import DeferredIndex
+
+    deferred = DeferredIndex("hash-16", home / "embeddings.db")
+    with pytest.raises(EmbeddingsUnavailable, match="nothing is embedded yet"):
+        deferred.nearest("anything", 3)
+    _, _, worker = open_worker(home)
+    worker.run()
+    found = DeferredIndex("hash-16", home / "embeddings.db").nearest(
+        "assistant: turn 7 about topic7", 3
+    )
+    assert len(found) == 3 and found[0].similarity == pytest.approx(1.0, abs=1e-3)
+    wrong = DeferredIndex("hash-32", home / "embeddings.db")
+    with pytest.raises(EmbeddingsUnavailable, match="made with hash-16"):
+        wrong.nearest("anything", 3)

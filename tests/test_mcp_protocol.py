@@ -108,7 +108,7 @@ def test_a_client_initializes_lists_and_calls_the_tools(
     assert set(tools) == {"memory_search", "memory_get"}
     assert tools["memory_search"]["inputSchema"]["required"] == ["query"]
     assert set(tools["memory_search"]["inputSchema"]["properties"]) == {
-        "query", "max_results", "source", "session", "since", "until", "kind"}  # fmt: skip
+        "query", "max_results", "source", "session", "since", "until", "kind", "mode"}  # fmt: skip
     assert tools["memory_get"]["inputSchema"]["required"] == ["ref"]
     assert all(tool["annotations"]["readOnlyHint"] for tool in tools.values())
 

@@ -28,7 +28,7 @@ def test_hits_carry_the_contract_fields_and_their_refs_read_back(tools: MemoryTo
     hits = answer["results"]
     assert hits and json.loads(dumps(answer)) == answer
     fields = {"ref", "session_id", "session_title", "source", "role", "kind", "timestamp",
-              "snippet", "score"}  # fmt: skip
+              "snippet", "score", "found_by"}  # fmt: skip
     for hit in hits:
         assert set(hit) == fields
         assert "«" in hit["snippet"] and "sqlite" in hit["snippet"].lower()

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import sqlite_utils
 from clawback.core import __version__
+from clawback.core.archive.search import NearestChunks
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
@@ -55,15 +56,17 @@ class SearchHit(TypedDict):
     timestamp: str | None
     snippet: str
     score: float
+    found_by: str
 
 
 class SearchAnswer(TypedDict):
     results: list[SearchHit]
 
 
-def build_server(db: sqlite_utils.Database) -> MCPServer[Any]:
-    """The server with both tools registered over ``db`` (opened by the caller)."""
-    tools = MemoryTools(db)
+def build_server(db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> MCPServer[Any]:
+    """The server with both tools registered over ``db`` (opened by the caller); ``nearest``
+    is the vector side of hybrid search, when the archive has embeddings."""
+    tools = MemoryTools(db, nearest)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
@@ -82,10 +85,17 @@ def build_server(db: sqlite_utils.Database) -> MCPServer[Any]:
         since: Annotated[str | None, Field(description="Only on or after YYYY-MM-DD.")] = None,
         until: Annotated[str | None, Field(description="Only before YYYY-MM-DD.")] = None,
         kind: Annotated[str | None, Field(description=f"{', '.join(KINDS)} (default all).")] = None,
+        mode: Annotated[
+            str | None,
+            Field(
+                description="keyword (exact words), semantic (meaning) or hybrid (both; the "
+                "default when the archive has embeddings). Try semantic when words miss."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
         answer = _call(
             tools.search, query, max_results=max_results, source=source, session=session,
-            since=since, until=until, kind=kind,
+            since=since, until=until, kind=kind, mode=mode,
         )  # fmt: skip
         return _result(answer)
 
@@ -117,9 +127,9 @@ def _result(answer: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
 
-def serve(db: sqlite_utils.Database) -> None:
+def serve(db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="clawback mcp: %(message)s"
     )
-    build_server(db).run("stdio")
+    build_server(db, nearest).run("stdio")

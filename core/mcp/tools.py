@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.query import build_match, score_from_rank, terms
-from clawback.core.archive.search import SearchFilters, search
+from clawback.core.archive.search import MODES, NearestChunks, SearchFilters, search
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
@@ -36,9 +36,11 @@ MAX_QUERY_CHARS = 2_000
 class MemoryTools:
     """``memory_search`` and ``memory_get`` over one open index (read-only)."""
 
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> None:
+        """``nearest`` is the vector side of hybrid search (``None``: keyword search only)."""
         self.db = db
         self.reader = Reader(db)
+        self.nearest = nearest
 
     # -- memory_search ----------------------------------------------------------------------
 
@@ -52,8 +54,12 @@ class MemoryTools:
         since: str | None = None,
         until: str | None = None,
         kind: str | None = None,
+        mode: str | None = None,
     ) -> dict[str, Any]:
-        """Hits for ``query`` (the ``clawback search`` syntax), best first, as ``results``."""
+        """Hits for ``query`` (the ``clawback search`` syntax), best first, as ``results``.
+
+        ``mode``: keyword, semantic or hybrid (the default when the archive has embeddings).
+        """
         query = (query or "").strip()
         if not query:
             raise ToolInputError("The query is empty: give one or more words to search for.")
@@ -65,6 +71,7 @@ class MemoryTools:
         limit = max(1, min(int(max_results), MAX_RESULTS))
         source = _choice("source", source, SOURCES)
         kind = _choice("kind", kind, KINDS) or "all"
+        mode = _choice("mode", mode, MODES) or ("hybrid" if self.nearest else "keyword")
         for name, value in (("since", since), ("until", until)):
             if value and normalize_ts(value) is None:
                 raise ToolInputError(f"{name}={value!r} is not a date: use YYYY-MM-DD.")
@@ -77,11 +84,13 @@ class MemoryTools:
             )
             return answer
         found: list[tuple[float, dict[str, Any], str]] = []
+        fallback = None
         if source != FACT_SOURCE:
             filters = SearchFilters(
                 source=source, session_id=session_id, kind=kind, since=since, until=until
             )
-            found += self._archive_hits(query, filters, limit)
+            archive, fallback = self._archive_hits(query, filters, limit, mode)
+            found += archive
         if source in (None, FACT_SOURCE) and kind in ("all", "text"):
             cap = limit if source == FACT_SOURCE else max(1, limit // 4)
             found += self._fact_hits(query, cap, session_id, since, until)
@@ -101,17 +110,20 @@ class MemoryTools:
             )
         else:
             answer["note"] = "Snippets are cut: memory_get(ref) returns a whole message."
+        if fallback:
+            answer["note"] = f"{fallback}. {answer['note']}"
         return answer
 
     def _archive_hits(
-        self, query: str, filters: SearchFilters, limit: int
-    ) -> list[tuple[float, dict[str, Any], str]]:
+        self, query: str, filters: SearchFilters, limit: int, mode: str
+    ) -> tuple[list[tuple[float, dict[str, Any], str]], str | None]:
+        """Archive hits and, when the asked-for mode fell back to keywords, why."""
         try:
-            results = search(self.db, query, filters, limit=limit)
+            results = search(self.db, query, filters, limit=limit, mode=mode, nearest=self.nearest)
         except ClawbackError as exc:
             raise ToolInputError(" ".join(str(exc).split())) from None
         if not results.hits:
-            return []
+            return [], results.note
         ids = [hit.entry_id for hit in results.hits]
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
@@ -138,11 +150,12 @@ class MemoryTools:
                         "timestamp": hit.timestamp,
                         "snippet": "",
                         "score": round(hit.score, 4),
+                        "found_by": hit.found_by,
                     },
                     text,
                 )
             )
-        return found
+        return found, results.note
 
     def _fact_hits(
         self,
@@ -193,6 +206,7 @@ class MemoryTools:
                         "timestamp": ts,
                         "snippet": "",
                         "score": round(score, 4),
+                        "found_by": "keyword",
                     },
                     text,
                 )

@@ -93,3 +93,27 @@ def open_semantic(
         store.close()
         return None, f"{exc}: run `clawback embed` to redo them; showing keyword results"
     return SemanticIndex(embedder, store), None
+
+
+class DeferredIndex:
+    """A :class:`SemanticIndex` opened on the first query, so a server (MCP) or the app starts
+    before the model loads; when it cannot open, every query raises the same one-line reason,
+    which search turns into a keyword fallback with that note."""
+
+    def __init__(self, setting: str, store_path: Path, *, threads: int = 1) -> None:
+        self.setting = setting
+        self.store_path = store_path
+        self.threads = threads
+        self._index: SemanticIndex | None = None
+        self._why: str | None = None
+
+    def nearest(self, query: str, limit: int) -> list[Neighbour]:
+        if self._index is None:
+            if self._why is None:
+                self._index, why = open_semantic(
+                    self.setting, self.store_path, threads=self.threads
+                )
+                self._why = why or "nothing is embedded yet (run `clawback embed`)"
+            if self._index is None:
+                raise EmbeddingsUnavailable(self._why.removesuffix("; showing keyword results"))
+        return self._index.nearest(query, limit)

