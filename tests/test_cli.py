@@ -1,26 +1,41 @@
-"""The installed ``clawback`` command: JSON contracts, errors as one line, exit codes."""
+"""The ``clawback`` command: JSON contracts, errors as one line, exit codes.
+
+Calls run in-process (:func:`tests.cli_runner.run_cli`); ``test_the_installed_script_*`` runs
+the console script itself.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .cli_runner import CLAWBACK
+from .cli_runner import run_cli as run
 from .helpers import cc_user, write_lines
 
-CLAWBACK = shutil.which("clawback", path=str(Path(sys.executable).parent)) or "clawback"
 
+def test_the_installed_script_runs_and_exits_with_the_codes(tmp_path: Path) -> None:
+    """The console script itself: its entry point, exit codes and one-line errors."""
+    env = {**os.environ, "CLAWBACK_HOME": str(tmp_path)}
 
-def run(*args: str, home: Path, stdin: str | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
-    full_env = {**os.environ, "CLAWBACK_HOME": str(home), **(env or {})}
-    return subprocess.run(
-        [CLAWBACK, *args], capture_output=True, text=True, input=stdin, env=full_env, timeout=60
-    )
+    def script(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([CLAWBACK, *args], capture_output=True, text=True, env=env,
+                              timeout=60)  # fmt: skip
+
+    version = script("--version")
+    assert version.returncode == 0 and version.stdout.startswith("clawback, version ")
+    missing = script("show", "no-such-session")
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.count("\n") == 1 and "no session" in missing.stderr
+    (tmp_path / "config.toml").write_text("[archive\n")
+    bad = script("sessions")
+    assert bad.returncode == 2 and "invalid TOML" in bad.stderr and "Traceback" not in bad.stderr
+    usage = script("search")
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr
 
 
 def test_version(tmp_path: Path) -> None:

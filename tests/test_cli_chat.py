@@ -1,4 +1,8 @@
-"""``clawback chat`` as a user runs it: the installed command, a temporary home, the fake claude."""
+"""``clawback chat`` as a user runs it: a temporary home, the fake claude.
+
+Calls run in-process (:func:`tests.cli_runner.run_cli`); Ctrl-C and SIGTERM need a real
+``clawback`` process.
+"""
 
 from __future__ import annotations
 
@@ -12,38 +16,34 @@ from typing import Any
 
 import pytest
 
+from .cli_runner import CLAWBACK, run_cli
 from .fake_claude.fixtures import FAKE_CLAUDE, FAKE_ENV_VARS
 from .helpers import cc_assistant, cc_user, write_lines
-from .test_cli import CLAWBACK
 
 KEY = "local:alice"
 
 
-def env_for(home: Path, **fake: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in FAKE_ENV_VARS}
-    env.update(
-        {
-            "CLAWBACK_HOME": str(home),
-            "CLAWBACK_CLAUDE": str(FAKE_CLAUDE),
-            "FAKE_CLAUDE_LOG": str(home.parent / f"{home.name}-claude-calls.jsonl"),
-        }
-    )
+def fake_env(home: Path, **fake: str) -> dict[str, str]:
+    """The variables that point clawback at the fake claude (and pick its mode, reply, ...)."""
+    env = {
+        "CLAWBACK_HOME": str(home),
+        "CLAWBACK_CLAUDE": str(FAKE_CLAUDE),
+        "FAKE_CLAUDE_LOG": str(home.parent / f"{home.name}-claude-calls.jsonl"),
+    }
     env.update({f"FAKE_CLAUDE_{k.upper()}": v for k, v in fake.items()})
     return env
+
+
+def env_for(home: Path, **fake: str) -> dict[str, str]:
+    """A whole environment for a real ``clawback`` process."""
+    env = {k: v for k, v in os.environ.items() if k not in FAKE_ENV_VARS}
+    return {**env, **fake_env(home, **fake)}
 
 
 def run(
     *args: str, home: Path, stdin: str | None = None, env: dict[str, str] | None = None, **fake: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CLAWBACK, *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env={**env_for(home, **fake), **(env or {})},
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, input=stdin, env={**fake_env(home, **fake), **(env or {})})
 
 
 def calls(home: Path) -> list[dict[str, Any]]:

@@ -1,13 +1,10 @@
-"""The installed ``clawback``: the ``memory``, ``facts`` and ``process`` commands, end to end."""
+"""``clawback memory``, ``facts`` and ``process``, end to end (in-process, see ``cli_runner``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -15,21 +12,15 @@ import pytest
 from clawback.core.home import Home
 from clawback.core.memory.facts import FactStore, NewFact
 
+from .cli_runner import run_cli
 from .fake_claude.fixtures import FAKE_CLAUDE
 from .test_librarian import PAYLOAD, conversation
-
-CLAWBACK = shutil.which("clawback", path=str(Path(sys.executable).parent)) or "clawback"
 
 
 def run(
     *args: str, home: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_CLAUDE_")}
-    full_env = {**base, "CLAWBACK_HOME": str(home), "CLAWBACK_CLAUDE": str(FAKE_CLAUDE),
-                **(env or {})}  # fmt: skip
-    return subprocess.run(
-        [CLAWBACK, *args], capture_output=True, text=True, env=full_env, timeout=60
-    )
+    return run_cli(*args, home=home, env={"CLAWBACK_CLAUDE": str(FAKE_CLAUDE), **(env or {})})
 
 
 def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -206,12 +197,9 @@ def test_workspace_can_be_any_folder(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(f'[memory]\nworkspace = "{agent}"\n')
-    env = {**os.environ, "CLAWBACK_HOME": str(home)}
-    path = subprocess.run([CLAWBACK, "memory", "path"], capture_output=True, text=True, env=env)
+    path = run_cli("memory", "path", home=home)
     assert path.stdout.strip() == str(agent)
-    subprocess.run([CLAWBACK, "ingest"], capture_output=True, text=True, env=env, check=True)
-    hits = subprocess.run(
-        [CLAWBACK, "search", "Quillon", "--json"], capture_output=True, text=True, env=env
-    )
+    assert run_cli("ingest", home=home).returncode == 0
+    hits = run_cli("search", "Quillon", "--json", home=home)
     (hit,) = json.loads(hits.stdout)
     assert hit["source"] == "memory" and hit["path"] == str(agent / "MEMORY.md")

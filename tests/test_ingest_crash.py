@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from corpus import generate
 
-from .test_cli import CLAWBACK
+from .cli_runner import CLAWBACK
 
 pytestmark = pytest.mark.slow
 

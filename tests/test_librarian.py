@@ -11,11 +11,9 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,10 +33,10 @@ from clawback.core.memory.librarian import LibrarianBusy
 from clawback.core.records import Source
 from clawback.core.timeutil import format_ts
 
+from .cli_runner import CLAWBACK, run_cli
 from .fake_claude.fixtures import FAKE_CLAUDE, FakeClaude, fake_claude_fixture  # noqa: F401
 from .helpers import cc_assistant, cc_user, write_lines
 
-CLAWBACK = shutil.which("clawback", path=str(Path(sys.executable).parent)) or "clawback"
 KEY = "sk-ant-api03-" + "Qw7" * 12
 
 PAYLOAD = {
@@ -352,11 +350,9 @@ def test_sigkill_mid_call_then_a_rerun_completes(src: Path, tmp_path: Path) -> N
         assert status() == "processing"  # as the crash left it
 
         # claude itself may outlive its parent; the rerun must not wait for it
-        rerun = subprocess.run(
-            [CLAWBACK, "process", "--json"],
-            env={**env, "FAKE_CLAUDE_STRUCTURED": json.dumps(PAYLOAD)},
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        rerun = run_cli(
+            "process", "--json", env={**env, "FAKE_CLAUDE_STRUCTURED": json.dumps(PAYLOAD)}
+        )
         assert rerun.returncode == 0, rerun.stderr
         report = json.loads(rerun.stdout)
         assert (report["recovered"], report["archived"], report["failed"]) == (1, 1, 0)

@@ -9,8 +9,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from .cli_runner import CLAWBACK
+from .cli_runner import run_cli as run
 from .helpers import cc_user, write_lines
-from .test_cli import CLAWBACK, run
 
 
 def test_watch_ingests_changes_quickly_and_stops_on_ctrl_c(tmp_path: Path) -> None:
