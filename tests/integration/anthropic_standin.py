@@ -4,7 +4,9 @@ It answers ``POST /v1/messages`` the way the API does (server-sent events when `
 one JSON message otherwise), echoing the last user text as ``"ECHO: ..."``, and can be told to
 answer with an API error instead (401, 429, 529). When the request offers a ``StructuredOutput``
 tool (what ``claude --json-schema`` does), the first answer calls that tool with a payload and the
-follow-up ends the turn, so the CLI takes two turns as it does against the real API.
+follow-up ends the turn, so the CLI takes two turns as it does against the real API. A
+``tool_script`` plays a model that calls tools: given each request, it names the tool to call
+(and its input) or ``None`` to end the turn; :func:`tool_results` reads back what the tools said.
 
 It must never listen anywhere but 127.0.0.1, and it serves a bounded number of requests: it is a
 test double, not a proxy.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +43,8 @@ class StandinState:
 
     status: int = 200
     structured: Any = None
+    # request body -> (tool name, input) to call, or None to answer with text
+    tool_script: Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None] | None = None
     delay: float = 0.0  # seconds between streamed events
     stall: float = 0.0  # seconds to wait before answering at all (at most MAX_STALL)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -73,6 +78,21 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content
     )
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    """The text of every ``tool_result`` in the conversation so far, oldest first."""
+    found: list[str] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            inner = block.get("content")
+            if isinstance(inner, list):
+                inner = "".join(b.get("text", "") for b in inner if isinstance(b, dict))
+            found.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return found
 
 
 def _wants_structured(body: dict[str, Any]) -> bool:
@@ -143,12 +163,21 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = _last_user_text(body)
         input_tokens = 40 + len(prompt) // 4
         structured = _wants_structured(body) and not _has_tool_result(body)
-        if structured:
+        script = self.server.state.tool_script
+        call = script(body) if script is not None else None
+        if call is not None:
+            name, arguments = call
+            number = len(tool_results(body)) + 1
+            blocks: list[dict[str, Any]] = [
+                {"type": "tool_use", "id": f"toolu_mock{number}", "name": name, "input": arguments}
+            ]
+            stop_reason = "tool_use"
+        elif structured:
             payload = self.server.state.structured
             if payload is None:
                 payload = {"echo": prompt}
-            call = {"type": "tool_use", "id": "toolu_mock", "name": "StructuredOutput"}
-            blocks: list[dict[str, Any]] = [{**call, "input": payload}]
+            structured_call = {"type": "tool_use", "id": "toolu_mock", "name": "StructuredOutput"}
+            blocks = [{**structured_call, "input": payload}]
             stop_reason = "tool_use"
         else:
             text = "ECHO: " + prompt if not _has_tool_result(body) else "Done."
@@ -237,9 +266,16 @@ class AnthropicStandin:
     """
 
     def __init__(
-        self, status: int = 200, structured: Any = None, delay: float = 0.0, stall: float = 0.0
+        self,
+        status: int = 200,
+        structured: Any = None,
+        delay: float = 0.0,
+        stall: float = 0.0,
+        tool_script: Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None] | None = None,
     ) -> None:
-        self.state = StandinState(status=status, structured=structured, delay=delay, stall=stall)
+        self.state = StandinState(
+            status=status, structured=structured, delay=delay, stall=stall, tool_script=tool_script
+        )
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.state = self.state
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

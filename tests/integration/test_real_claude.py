@@ -8,6 +8,8 @@ Opt-in: set ``CLAWBACK_INTEGRATION=1`` and have Claude Code installed (on PATH, 
 
 The CLI runs with a throwaway ``HOME``, ``ANTHROPIC_BASE_URL`` pointing at the stand-in on
 127.0.0.1, a fake ``ANTHROPIC_API_KEY``, no retries and no telemetry: it talks to nothing else.
+The last tests run clawback's memory server under it (``--mcp-config``, a ``clawback chat``
+turn, ``clawback mcp install`` then ``claude mcp list``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clawback.cli.main import cli
+from clawback.core.archive.read import session_messages
 from clawback.core.claude.events import SystemInit, TextDelta
+from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
 from clawback.core.claude.runner import (
     ClaudeAPIError,
     ClaudeAuthError,
@@ -35,6 +40,8 @@ from clawback.core.claude.runner import (
     ClaudeRunner,
     ClaudeTimeout,
 )
+from clawback.core.home import Home
+from click.testing import CliRunner
 
 from ..fake_claude.fixtures import (  # noqa: F401  (no_leftover_processes is a fixture)
     FAKE_CLAUDE,
@@ -43,7 +50,8 @@ from ..fake_claude.fixtures import (  # noqa: F401  (no_leftover_processes is a 
     no_leftover_processes,
     parse_lines,
 )
-from .anthropic_standin import AnthropicStandin
+from ..helpers import cc_assistant, cc_user, write_lines
+from .anthropic_standin import AnthropicStandin, tool_results
 
 pytestmark = pytest.mark.integration
 
@@ -277,3 +285,113 @@ def test_fake_prints_what_the_real_cli_prints_for_clawbacks_command(
     for i, (real_line, fake_line) in enumerate(zip(real, fake, strict=True)):
         assert_same_shape(real_line, fake_line, f"line {i + 1} ({kind(real_line)})")
     assert fake[-1]["result"] == real[-1]["result"] == "ECHO: " + prompt
+
+
+# ------------------------------------------------------------------ the memory server (MCP)
+# The stand-in plays a model that calls tools: it answers with a tool_use of
+# mcp__clawback__memory_search (then memory_get on the ref it got back), and each test reads the
+# next request to see that the tool's answer reached the model.
+
+SID = "c0ffee00-2222-4333-8444-555555555555"
+PHRASE = "the zebracorn migration runs every Tuesday at 03:00"
+SEARCH = "mcp__clawback__memory_search"
+GET = "mcp__clawback__memory_get"
+
+
+@pytest.fixture
+def memory_home(tmp_path: Path) -> Path:
+    """A clawback home whose index holds one Claude Code session with :data:`PHRASE`."""
+    projects = tmp_path / "projects"
+    write_lines(
+        projects / "-home-u-proj" / f"{SID}.jsonl",
+        [cc_user(SID, "u1", "When does the zebracorn migration run?"),
+         cc_assistant(SID, "a1", [{"type": "text", "text": f"Noted: {PHRASE}."}])],
+    )  # fmt: skip
+    home = Home.open(tmp_path / "clawback-home")
+    home.config.sources.claude_code_path = str(projects)
+    home.config.sources.openclaw_path = str(tmp_path / "none")
+    home.ingest_all()
+    home.close()
+    return tmp_path / "clawback-home"
+
+
+def search_then_get(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The model's moves: search for the phrase, read the first hit whole, then answer."""
+    results = tool_results(body)
+    if not results:
+        return SEARCH, {"query": "zebracorn Tuesday"}
+    if len(results) == 1:
+        ref = json.loads(results[0])["results"][0]["ref"]
+        return GET, {"ref": ref, "context": 0}
+    return None
+
+
+def test_claude_p_searches_and_reads_the_archive_through_mcp_config(
+    real_claude: str, claude_home: Path, memory_home: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(config_block(memory_home)))
+    with AnthropicStandin(tool_script=search_then_get) as standin:
+        argv = [real_claude, "-p", "--output-format", "json", "--no-session-persistence",
+                "--tools", "", *McpTools(config).argv(), "--system-prompt", "Use the memory."]  # fmt: skip
+        env = {**os.environ, **offline_env(standin, claude_home)}
+        proc = subprocess.run(argv, input=b"When does the zebracorn migration run?",
+                              capture_output=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        requests = standin.state.requests
+    assert proc.returncode == 0, proc.stdout
+    assert {SEARCH, GET} <= {tool["name"] for tool in requests[0]["tools"]}
+    found = json.loads(tool_results(requests[1])[0])
+    assert (
+        found["results"][0]["session_id"] == SID and "zebracorn" in found["results"][0]["snippet"]
+    )
+    read = json.loads(tool_results(requests[2])[1])
+    assert read["messages"][0]["text"] == f"Noted: {PHRASE}."  # the whole message
+    assert json.loads(proc.stdout)["num_turns"] == 3
+
+
+async def test_a_clawback_chat_turn_offers_and_uses_the_memory_tools(
+    real_claude: str, claude_home: Path, memory_home: Path, tmp_path: Path
+) -> None:
+    home = Home.open(memory_home)
+    try:
+        with AnthropicStandin(tool_script=search_then_get) as standin:
+            runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home), cwd=tmp_path,
+                                  timeout=120)  # fmt: skip
+            engine = home.chat_engine(runner=runner)
+            outcome = await engine.run_turn("When does the zebracorn migration run?")
+            requests = standin.state.requests
+        assert not outcome.is_error and outcome.reply == "Done."
+        assert {SEARCH, GET} <= {tool["name"] for tool in requests[0]["tools"]}
+        assert PHRASE in tool_results(requests[2])[1]
+        system = " ".join(block.get("text", "") for block in requests[0]["system"])
+        assert "memory_search" in system
+        shown = [m for m in session_messages(home.db, outcome.session.id) if m.kind == "tool_use"]
+        assert [m.display for m in shown] == [
+            "memory_search: zebracorn Tuesday",
+            f"memory_get: {json.loads(tool_results(requests[2])[0])['results'][0]['ref']}",
+        ]
+    finally:
+        home.close()
+
+
+def test_mcp_install_registers_the_server_and_claude_mcp_list_connects_it(
+    real_claude: str, claude_home: Path, memory_home: Path, tmp_path: Path
+) -> None:
+    env = {"HOME": str(claude_home), "CLAWBACK_CLAUDE": real_claude, "CLAWBACK_HOME": str(memory_home),
+           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}  # fmt: skip
+    runner = CliRunner()
+    installed = runner.invoke(cli, ["mcp", "install"], env=env)
+    assert installed.exit_code == 0, installed.output
+    registered = json.loads((claude_home / ".claude.json").read_text())["mcpServers"]["clawback"]
+    assert registered["env"] == {"CLAWBACK_HOME": str(memory_home)}
+    assert registered["args"][-1] == "mcp" and Path(registered["command"]).is_absolute()
+    listed = subprocess.run([real_claude, "mcp", "list"], capture_output=True, text=True,
+                            env={**os.environ, **env}, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert "clawback:" in listed.stdout and "✔ Connected" in listed.stdout, listed.stdout
+    again = runner.invoke(cli, ["mcp", "install"], env=env)  # re-installing updates in place
+    assert again.exit_code == 0, again.output
+    removed = runner.invoke(cli, ["mcp", "uninstall"], env=env)
+    assert removed.exit_code == 0, removed.output
+    assert "clawback" not in json.loads((claude_home / ".claude.json").read_text())["mcpServers"]
+    assert ALLOWED_TOOLS == (SEARCH, GET)
