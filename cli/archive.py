@@ -99,6 +99,8 @@ def ingest(
     )
     for problem in stats.errors:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+    for path, reason in stats.skipped_files:
+        err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
 
 
 @click.command()
@@ -213,9 +215,19 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         out.print(f"  [magenta]{source:12}[/] {parts}")
     if report.stuck_ingesting:
         out.print(f"[yellow]Files left mid-ingest:[/] {len(report.stuck_ingesting)}")
+    if report.skipped_files:
+        out.print(f"[bold]Files not read[/] {len(report.skipped_files)}")
+        for item in report.skipped_files[:20]:
+            out.print(f"  {escape(item['path'])}: {escape(item['reason'])}")
+    if report.incomplete_tails:
+        out.print("[bold]Files ending in an unfinished line[/] (being written, or cut off)")
+        for item in report.incomplete_tails[:20]:
+            out.print(f"  {escape(item['path'])}: last {item['bytes']:,} bytes not indexed")
     out.print(f"[bold]Skipped lines[/] {report.skipped_lines}")
     for reason, n in list(report.skipped_reasons.items())[:10]:
         out.print(f"  {n:6}  {escape(reason)}")
+    for item in report.skipped_line_list[:10]:
+        out.print(f"  [dim]{escape(item['path'])}:{item['line']}[/] {escape(item['reason'])}")
     if report.conversations:
         out.print("[bold]Conversations[/] " + ", ".join(
             f"{n} {status}" for status, n in sorted(report.conversations.items())))  # fmt: skip
@@ -257,6 +269,10 @@ def watch(ctx: click.Context) -> None:
     def report(stats: Any) -> None:
         if stats.entries or stats.missing:
             err.print(f"[dim]+{stats.entries} entries from {stats.files} files[/]")
+        for problem in stats.errors:
+            err.print(f"[yellow]warning:[/] {escape(problem)}")
+        for path, reason in stats.skipped_files:
+            err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
 
     watch_sources(app, on_batch=report, on_ready=ready)
 

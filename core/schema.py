@@ -186,4 +186,20 @@ def _fact_sources(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX facts_conversation ON facts (conversation_id)")
 
 
-LATEST = "0005_fact_sources"
+@migrations(name="0006_skipped_files")
+def _skipped_files(db: sqlite_utils.Database) -> None:
+    """Files ingestion could not read and why, and the unfinished tail of each file: health
+    names both (a bad file must never just vanish from the count)."""
+    db.executescript(
+        """
+        CREATE TABLE skipped_files (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            seen_at TEXT NOT NULL
+        );
+        ALTER TABLE files ADD COLUMN tail_bytes INTEGER NOT NULL DEFAULT 0;
+        """
+    )
+
+
+LATEST = "0006_skipped_files"

@@ -16,8 +16,8 @@ def parse_ts(value: object) -> datetime | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = value / 1000 if value > 10**11 else value
         try:
+            seconds = value / 1000 if value > 10**11 else value
             return datetime.fromtimestamp(seconds, UTC)
         except (OverflowError, OSError, ValueError):
             return None
@@ -29,13 +29,16 @@ def parse_ts(value: object) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC: off the calendar
+        return None
 
 
 def format_ts(moment: datetime) -> str:
-    return (
-        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    )
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ``, the year always in four digits: text order is time order."""
+    utc = moment.astimezone(UTC)
+    return utc.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def normalize_ts(value: object) -> str | None:

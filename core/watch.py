@@ -68,11 +68,14 @@ def watch_sources(
     if not folders:
         return
     for changes in watch_changes(folders, stop_event=stop_event):
-        if changes is None:
-            stats = app.ingest_all()
-            if on_ready is not None:
-                on_ready(folders)
-        else:
-            stats = app.ingest_changed(set(changes.paths), deleted=changes.deleted)
+        try:
+            if changes is None:
+                stats = app.ingest_all()
+            else:
+                stats = app.ingest_changed(set(changes.paths), deleted=changes.deleted)
+        except Exception as exc:  # a busy index, a bug: report it, keep watching
+            stats = IngestStats(errors=[f"this batch was not indexed: {type(exc).__name__}: {exc}"])
+        if changes is None and on_ready is not None:
+            on_ready(folders)
         if on_batch is not None:
             on_batch(stats)

@@ -89,10 +89,13 @@ class FileBatch:
         *,
         gap_minutes: int,
         mask: Callable[[str], str] | None,
+        seal: Callable[[str], str] = str,
         store_meta: Callable[[Path], SessionMeta | None],
     ) -> None:
         self.db = db
         self.mask = mask  # secret masking, when the config asks for it
+        self.seal = seal  # the same for every other stored text: titles, ids, reasons
+        self.torn = 0  # bytes of an unfinished last line, reported in health
         self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
         self.item = item
         self.state = state
@@ -116,7 +119,7 @@ class FileBatch:
     def _session_from_path(self) -> str | None:
         path = self.item.path
         if self.item.source is Source.CLAUDE_CODE and path.parent.name == "subagents":
-            return path.parent.parent.name
+            return self.seal(path.parent.parent.name)
         return None
 
     def skip(self, line: int, reason: str) -> None:
@@ -139,7 +142,7 @@ class FileBatch:
 
     def _merge(self, meta: SessionMeta) -> None:
         if meta.session_id and self.session_id is None:
-            self.session_id = meta.session_id
+            self.session_id = self.seal(meta.session_id)
         if meta.title_for_uuid:
             # Claude Code writes summaries of *other* sessions into a file; only a summary of a
             # message in this file titles this session (decided at the end of the file). The
@@ -180,7 +183,9 @@ class FileBatch:
     def commit(self, *, final: bool) -> None:
         item, state = self.item, self.state
         if self.session_id is None and final:
-            self.session_id = item.path.stem if _is_uuid_like(item.path.stem) else item.key
+            self.session_id = (
+                self.seal(item.path.stem) if _is_uuid_like(item.path.stem) else item.key
+            )
         if item.source is Source.OPENCLAW and final:
             stored = self.store_meta(item.path)
             if stored:
@@ -191,7 +196,7 @@ class FileBatch:
                     self.meta.title = title
         with write_transaction(self.db) as conn:
             first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
-            session_id = self.session_id or item.path.stem
+            session_id = self.session_id or self.seal(item.path.stem)
             self.conversations.begin(conn, session_id, self.force_sidechain)
             before = conn.total_changes
             conn.executemany(
@@ -211,7 +216,7 @@ class FileBatch:
             if self.skipped:
                 conn.executemany(
                     "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
-                    [(state.id, line, reason) for line, reason in self.skipped],
+                    [(state.id, line, self.seal(reason)) for line, reason in self.skipped],
                 )
             state.offset, state.last_line = self.end_offset, self.end_line
             state.prefix_hash = window_hash(item.path, state.offset)
@@ -224,8 +229,9 @@ class FileBatch:
             )  # fmt: skip
             if final:
                 conn.execute(
-                    "UPDATE files SET status = 'idle', size = ?, mtime = ? WHERE id = ?",
-                    (item.size, item.mtime, state.id),
+                    """UPDATE files SET status = 'idle', size = ?, mtime = ?, tail_bytes = ?
+                       WHERE id = ?""",
+                    (item.size, item.mtime, self.torn, state.id),
                 )
                 self._save_session(conn, session_id)
         self.total_entries += inserted
@@ -235,7 +241,11 @@ class FileBatch:
         self.lines = 0
 
     def _save_session(self, conn: Any, session_id: str) -> None:
-        meta = self.meta
+        meta, seal = self.meta, self.seal
+        key, title, label, cwd, parent_id, channel = (
+            None if value is None else seal(value)
+            for value in (meta.key, meta.title, meta.label, meta.cwd, meta.parent_id, meta.channel)
+        )
         conn.execute(
             """INSERT INTO sessions (id, source, key, title, label, cwd, parent_id, channel,
                    started_at)
@@ -249,7 +259,7 @@ class FileBatch:
                    parent_id = coalesce(parent_id, excluded.parent_id),
                    channel = coalesce(excluded.channel, channel),
                    started_at = coalesce(started_at, excluded.started_at)""",
-            (session_id, self.item.source.value, meta.key, meta.title, meta.label, meta.cwd,
-             meta.parent_id, meta.channel, normalize_ts(meta.created)),
+            (session_id, self.item.source.value, key, title, label, cwd, parent_id, channel,
+             normalize_ts(meta.created)),
         )  # fmt: skip
         refresh_session(conn, session_id)

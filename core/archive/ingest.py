@@ -16,10 +16,9 @@ This module must never modify a source file, and never let one bad line stop a f
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,15 +29,18 @@ from clawback.core.archive.catalog import refresh_session
 from clawback.core.archive.chunking import chunk_markdown
 from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import refresh_ready
-from clawback.core.archive.masking import mask_secrets
+from clawback.core.archive.lines import MB, LineReader, decode_line, first_value
+from clawback.core.archive.masking import mask_secrets, seal
 from clawback.core.archive.parsers import PARSERS, detect_format
 from clawback.core.archive.parsers.openclaw import load_session_store
+from clawback.core.archive.problems import record_skipped_files
 from clawback.core.archive.sources import SourceRoot, configured_roots
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
+from clawback.core.safejson import clean_text
 
 BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
 
@@ -59,6 +61,8 @@ class IngestStats:
     bytes: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    # (path, why) for every file not read: unknown format, unreadable, a bad name, a failure
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,40 +76,8 @@ class IngestStats:
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
             "errors": self.errors,
+            "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
         }
-
-
-def _decode_line(raw: bytes) -> tuple[list[Any], str | None]:
-    """JSON values on one line, and why the line is reported (``None`` if it is clean).
-
-    Invalid UTF-8 is decoded with replacement characters rather than dropped, and two objects
-    run together on one line (seen in real Claude Code logs) are both kept.
-    """
-    problem = None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", "replace")
-        problem = "invalid UTF-8 (replaced)"
-    else:
-        try:
-            return [json.loads(text)], None
-        except ValueError:
-            pass
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
-    pos, end = 0, len(text.rstrip())
-    try:
-        while pos < end:
-            value, pos = decoder.raw_decode(text, pos)
-            values.append(value)
-            while pos < end and text[pos].isspace():
-                pos += 1
-    except ValueError:
-        return [], "malformed JSON"
-    if len(values) > 1:
-        problem = f"{len(values)} JSON values on one line (all kept)"
-    return values, problem
 
 
 class Ingestor:
@@ -126,6 +98,8 @@ class Ingestor:
         self.on_indexed = on_indexed
         self._max_line = config.archive.max_line_mb * 1024 * 1024
         self._mask = mask_secrets if config.archive.mask_secrets else None
+        # What every stored text other than an entry body passes through: names, titles, paths.
+        self._seal = seal if config.archive.mask_secrets else clean_text
         self._stores: dict[Path, dict[str, SessionMeta]] = {}
         self.seen: set[tuple[str, str]] = set()  # files found by the last scan
 
@@ -163,12 +137,18 @@ class Ingestor:
         }
         work: list[WorkItem] = []
         self.seen = set()
+        problems: list[tuple[str, str]] = []
+        seal = self._seal
         for root in roots:
-            for path, key, st in root.stat_files():
-                source = root.source or self.detect(Path(path))
+            for path, raw_key, st in root.stat_files(problems):
+                source = root.source
                 if source is None:
-                    stats.unsupported_files += 1
-                    continue
+                    source, why = self.sniff(Path(path))
+                    if source is None:
+                        stats.unsupported_files += 1
+                        problems.append((path, why))
+                        continue
+                key = seal(raw_key)  # a key is stored and shown: no secret in a folder name
                 known = states.get((source.value, key))
                 self.seen.add((source.value, key))
                 if (
@@ -181,6 +161,7 @@ class Ingestor:
                     stats.unchanged += 1
                     continue
                 work.append(WorkItem(root, Path(path), source, key, st.st_size, st.st_mtime))
+        stats.skipped_files += [(seal(path), why) for path, why in problems]
         return work
 
     def ingest(
@@ -208,12 +189,19 @@ class Ingestor:
             try:
                 sessions = self.ingest_file(item, reimport=reimport, stats=stats, advance=advance)
                 touched |= sessions
-            except OSError as exc:
-                stats.errors.append(f"{item.path}: {exc.strerror or exc}")
+            except Exception as exc:  # one file must never stop the others: named in health
+                why = (
+                    f"cannot read: {exc.strerror}"
+                    if isinstance(exc, OSError) and exc.strerror
+                    else f"failed: {type(exc).__name__}: {exc}"
+                )
+                stats.skipped_files.append((self._seal(str(item.path)), self._seal(why)))
+                self._abandon(item)
         if full_scan:
             stats.missing = self.mark_missing()
         with write_transaction(self.db) as conn:
             refresh_ready(conn, self.config.archive.conversation_gap_minutes)
+            record_skipped_files(conn, roots, work, stats.skipped_files, self._seal)
         stats.seconds = time.perf_counter() - started
         if touched and self.on_indexed:
             self.on_indexed(touched)
@@ -228,18 +216,45 @@ class Ingestor:
                 return root.source
         return self.detect(path)
 
-    @staticmethod
-    def detect(path: Path) -> Source | None:
+    def detect(self, path: Path) -> Source | None:
         """A file's format from its first JSON line (``None``: not a format we read)."""
+        return self.sniff(path)[0]
+
+    def sniff(self, path: Path) -> tuple[Source | None, str]:
+        """A file's format from its first JSON line, or ``None`` and why it is not read.
+
+        The first line may be as long as any line (``max_line_mb``) and may follow blank lines
+        and a byte-order mark.
+        """
         if path.suffix == ".md":
-            return Source.MEMORY
+            return Source.MEMORY, ""
         try:
-            with path.open("rb") as handle:
-                first = handle.readline(1024 * 1024)
-        except OSError:
-            return None
-        values, _ = _decode_line(first)
-        return detect_format(values[0]) if values else None
+            found, first = first_value(path, self._max_line)
+        except OSError as exc:
+            return None, f"cannot read: {exc.strerror or type(exc).__name__}"
+        if not found:
+            return None, first
+        source = detect_format(first)
+        return source, "" if source else "not a transcript format clawback reads"
+
+    def _abandon(self, item: WorkItem) -> None:
+        """After a file failed: keep what was committed, and never leave it ``ingesting``.
+
+        Its size is forgotten, so the next scan tries it again (and names it again if it fails).
+        """
+        with write_transaction(self.db) as conn:
+            for file_id, last_line, session_id in conn.execute(
+                "SELECT id, last_line, session_id FROM files WHERE source = ? AND file_key = ?",
+                (item.source.value, item.key),
+            ).fetchall():
+                self._delete_entries(conn, file_id, after_line=last_line)
+                conn.execute(
+                    "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
+                    (file_id, last_line),
+                )
+                conn.execute("UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (file_id,))
+                if session_id:
+                    refresh_session(conn, session_id)
 
     # -- one file -------------------------------------------------------------------------------
 
@@ -282,7 +297,7 @@ class Ingestor:
             with write_transaction(self.db) as conn:
                 conn.execute(
                     "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
-                    (*ident, str(item.path)),
+                    (*ident, self._seal(str(item.path))),
                 )
             cursor = self.db.execute(select, ident)
             row = cursor.fetchone()
@@ -317,16 +332,6 @@ class Ingestor:
 
     # -- reading JSONL --------------------------------------------------------------------------
 
-    def _lines(self, path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
-        """Complete lines from ``offset`` with the offset after each; a torn tail is left alone."""
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            for raw in handle:
-                if raw[-1:] != b"\n":
-                    return  # being written right now: the next pass takes it whole
-                offset += len(raw)
-                yield raw, offset
-
     def _consume(
         self, item: WorkItem, state: FileState, stats: IngestStats, advance: Progress | None
     ) -> set[str]:
@@ -337,30 +342,38 @@ class Ingestor:
             state,
             gap_minutes=self.config.archive.conversation_gap_minutes,
             mask=self._mask,
+            seal=self._seal,
             store_meta=self.store_meta,
         )
         with write_transaction(self.db) as conn:
             conn.execute(
                 "UPDATE files SET status = 'ingesting', path = ?, missing = 0 WHERE id = ?",
-                (str(item.path), state.id),
+                (self._seal(str(item.path)), state.id),
             )
         line_no, consumed_from = state.last_line, state.offset
-        for raw, end in self._lines(item.path, state.offset):
-            line_no += 1
-            if len(raw) > self._max_line:
-                batch.skip(line_no, f"line of {len(raw) // 1048576} MB over max_line_mb")
-            elif raw.strip():
-                values, problem = _decode_line(raw)
-                if problem:
-                    batch.skip(line_no, problem)
-                for value in values:
-                    batch.add(line_no, parser(value))
+        limit_mb = self.config.archive.max_line_mb
+        reader = LineReader(item.path, state.offset, self._max_line)
+        for raw, end, count in reader:
+            if raw is None:  # over max_line_mb: streamed past, never held
+                line_no += 1
+                batch.skip(line_no, f"line of {count // MB} MB over max_line_mb ({limit_mb})")
+            elif count > 1:  # a run of blank lines
+                line_no += count
+            else:
+                line_no += 1
+                if raw.strip():
+                    values, problem = decode_line(raw)
+                    if problem:
+                        batch.skip(line_no, problem)
+                    for value in values:
+                        batch.add(line_no, parser(value))
             batch.mark(line_no, end)
             if batch.lines >= BATCH_LINES:
                 batch.commit(final=False)
                 if advance:
                     advance(end - consumed_from)
                 consumed_from = end
+        batch.torn = reader.torn
         batch.commit(final=True)
         if advance:
             advance(item.size - consumed_from)
@@ -419,7 +432,7 @@ class Ingestor:
                     len(data),
                     text.count("\n"),
                     digest,
-                    str(item.path),
+                    self._seal(str(item.path)),
                     state.id,
                 ),
             )

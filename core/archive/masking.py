@@ -44,6 +44,8 @@ import re
 import string
 from collections.abc import Callable
 
+from clawback.core.safejson import clean_text
+
 MASK = "[masked]"
 ELLIPSIS = "…"
 HEX_KEEP = 7  # hex digits kept in front of a masked hex string: git's short SHA
@@ -85,7 +87,7 @@ _TO_NORM = _norm_table()
 _TRIGGER = re.compile(
     rb"=(?: {0,4}+(?P<key>nekot|terces|d(?:ro)?wssap|esarhpssap"
     rb"|yek[_-]?(?:ipa|ssecca|terces|etavirp)|noitazirohtua)"
-    rb"|(?P<url>[^ /@=]{1,200}//=))"
+    rb"|(?P<url>[^ /@=]{0,200}//=))"
 )
 _RUN_SHORT = b"x" * 20  # an AWS key id; any shorter run holds nothing to mask
 
@@ -103,8 +105,20 @@ _ASSIGN = re.compile(
     rb"(?:(\\?[\"'`])(?!\1)(.{1,500}?)\1|([^\s\"'`,;(){}\[\]<>=][^\s\"'`,;(){}\[\]<>]{3,500}))"
 )
 _PLACEHOLDER_START = ("$", "{", "<", "%", "*", "[", "(")
+_LINE_NUMBER = r"(?:[ \t]*\d+(?:\t|→))?"  # what ``cat -n`` and Claude Code's Read put first
+_ENV_HEAD = re.compile(_LINE_NUMBER + r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
+_YAML_HEAD = re.compile(_LINE_NUMBER + r"[ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+")
+# Words that follow ``token:`` as a type or an empty YAML value, not as a secret.
+_TYPE_WORDS = frozenset(
+    {
+        *("str", "string", "string[]", "bytes", "int", "bool", "boolean", "number", "any"),
+        *("object", "text", "optional", "none", "null", "nil", "true", "false", "~"),
+        *("secret", "secrets", "password", "token"),
+    }
+)
 
-_URL_PASSWORD = re.compile(r"://([^\s/:@\"'<>]{1,200}):([^\s/@\"'<>]{1,200})@")
+# The user may be empty: ``redis://:password@host`` is how Redis URLs carry a password.
+_URL_PASSWORD = re.compile(r"://([^\s/:@\"'<>]{0,200}):([^\s/@\"'<>]{1,200})@")
 _AWS = re.compile(r"A[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_BYTES = re.compile(rb"A[KS]IA[A-Z0-9]{16}")
 _JWT = re.compile(r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*")
@@ -115,6 +129,17 @@ _PEM = re.compile(
     r"(-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"
 )
 _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+# Vendor tokens too short to be a long run: found by their literal prefix.
+_GITLAB_TRIGGER = re.compile(rb"gl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat)-")
+_GITLAB = re.compile(
+    r"(?<![A-Za-z0-9_-])(gl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat)-)[A-Za-z0-9_-]{20,}"
+)
+_SENDGRID = re.compile(r"(?<![A-Za-z0-9_-])(SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{20,64}")
+# An AWS secret access key: 40 characters of standard base64, alone (no "key =" before it).
+_AWS_SECRET_LEN = 40
+_RUN_AWS_SECRET = b"x" * _AWS_SECRET_LEN
+_BASE64_CHARS = frozenset(string.ascii_letters + string.digits + "/+")
+_CLASS_RUNS_SLASH = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[/+]+")
 
 _VENDOR_PREFIXES = (
     *("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-"),
@@ -130,6 +155,16 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _CLASS_RUNS = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
 _DIGITS = re.compile(r"[0-9]")
 _SCHEMES = ("bearer", "basic")
+
+
+def seal(text: str) -> str:
+    """What any stored text other than an entry body becomes: a title, a folder, a reason.
+
+    Entry bodies come from :mod:`clawback.core.safejson` already clean and go through
+    :func:`mask_secrets` alone; everything else may come from a file name or a side file, so
+    lone surrogates are replaced first (masking needs encodable text).
+    """
+    return mask_secrets(clean_text(text))
 
 
 def mask_secrets(text: str) -> str:
@@ -153,6 +188,16 @@ def mask_secrets(text: str) -> str:
         raw = text.encode()
     if len(raw) < len(_RUN_SHORT):
         return text
+    if b"SG." in raw or _GITLAB_TRIGGER.search(raw):
+        masked = _SENDGRID.sub(_mask_prefixed, _GITLAB.sub(_mask_prefixed, text))
+        if masked != text:
+            text, raw = masked, masked.encode()
+    if len(raw) >= _AWS_SECRET_LEN:
+        wide = raw.translate(_TO_WIDE_CLASS)
+        if wide.find(_RUN_AWS_SECRET) >= 0:
+            masked = _mask_aws_secrets(text, raw, wide)
+            if masked != text:
+                text, raw = masked, masked.encode()
     classes = raw.translate(_TO_CLASS)
     at = classes.find(_RUN_SHORT)
     if at < 0:
@@ -210,7 +255,11 @@ def _assignment(m: re.Match[bytes], text: str) -> _Span | None:
         start, end = m.span(3)
         # An unquoted value is usually code (``token = get_token()``, ``password=password``);
         # a literal secret is long or has a digit in it.
-        if end - start < 16 and not _DIGITS.search(text, start, end):
+        if (
+            end - start < 16
+            and not _DIGITS.search(text, start, end)
+            and not _config_line(text, start, end)
+        ):
             return None
         if text.startswith(("(", "["), end):
             return None
@@ -218,6 +267,25 @@ def _assignment(m: re.Match[bytes], text: str) -> _Span | None:
     if value.startswith(_PLACEHOLDER_START) or MASK in value or value.isspace():
         return None
     return (start, end, _masked_value(value))
+
+
+def _config_line(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` ends a ``.env`` or YAML line that names a secret.
+
+    There a short word is the secret itself (``DB_PASSWORD=hunter``, ``password: hunter``),
+    while the same shape in code is a variable (``password=password``) or a type
+    (``token: str``): an upper-case ``KEY=`` with no blanks, or a ``key:`` then a blank, must
+    start the line (after a ``cat -n`` line number or a list dash), and the value must end it.
+    """
+    line_end = text.find("\n", end)
+    if text[end : len(text) if line_end < 0 else line_end].strip():
+        return False
+    if text.endswith(("...", ELLIPSIS), start, end):
+        return False  # ``API_KEY=sk-ant-...``: an example
+    head = text[text.rfind("\n", 0, start) + 1 : start]
+    if _ENV_HEAD.fullmatch(head):
+        return True
+    return bool(_YAML_HEAD.fullmatch(head)) and text[start:end].lower() not in _TYPE_WORDS
 
 
 def _masked_value(value: str) -> str:
@@ -261,6 +329,49 @@ def _mask_aws(m: re.Match[str]) -> str:
     if _glued_left(m):
         return m.group(0)
     return m.group(0)[:4] + ELLIPSIS + MASK
+
+
+def _mask_prefixed(m: re.Match[str]) -> str:
+    return m.group(1) + ELLIPSIS + MASK
+
+
+def _mask_aws_secrets(text: str, raw: bytes, wide: bytes) -> str:
+    """Mask every run of exactly 40 base64 characters that looks like an AWS secret key.
+
+    Runs are found on the token classes with ``/`` (``wide``), as :func:`_mask_runs` finds
+    them, so a text with no such run costs one ``bytes.find``.
+    """
+    spans: list[_Span] = []
+    after = 0  # in characters
+    at = wide.find(_RUN_AWS_SECRET)
+    while at >= 0:
+        until = wide.find(b" ", at)
+        if until < 0:
+            until = len(wide)
+        if until - at == _AWS_SECRET_LEN:
+            run = raw[at:until].decode("ascii")
+            start = at if len(raw) == len(text) else text.find(run, after)
+            if start >= 0 and _looks_like_aws_secret(run) and not text.startswith("=", start + 40):
+                spans.append((start, start + _AWS_SECRET_LEN, MASK))
+                after = start + _AWS_SECRET_LEN
+        at = wide.find(_RUN_AWS_SECRET, until)
+    return _splice(text, spans) if spans else text
+
+
+def _looks_like_aws_secret(run: str) -> bool:
+    """Base64 only, every class present, few slashes, and as mixed as a random key.
+
+    A path of exactly 40 characters has many slashes or few digits; 40 random base64
+    characters have about 6 digits, 1 or 2 of ``/+`` and switch class about 25 times.
+    """
+    if not _BASE64_CHARS.issuperset(run):
+        return False
+    digits = sum(c.isdigit() for c in run)
+    upper = sum(c.isupper() for c in run)
+    lower = sum(c.islower() for c in run)
+    if digits < 1 or upper < 2 or lower < 2 or run.count("/") + run.count("+") > 4:
+        return False
+    return len(_CLASS_RUNS_SLASH.findall(run)) >= 14
 
 
 def _mask_pem(m: re.Match[str]) -> str:

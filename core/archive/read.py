@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from clawback.core.archive.problems import skipped_files
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.paths import Paths
 
@@ -323,12 +324,19 @@ class Health:
     stuck_ingesting: list[str] = field(default_factory=list)
     skipped_lines: int = 0
     skipped_reasons: dict[str, int] = field(default_factory=dict)
+    # which lines: {"path", "line", "reason"}, the first SKIPPED_LINES_SHOWN of them
+    skipped_line_list: list[dict[str, Any]] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}
+    incomplete_tails: list[dict[str, Any]] = field(default_factory=list)  # {"path", "bytes"}
     conversations: dict[str, int] = field(default_factory=dict)
     claude_path: str | None = None
     claude_version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+SKIPPED_LINES_SHOWN = 200
 
 
 def health(db: sqlite_utils.Database, paths: Paths, claude_command: str = "claude") -> Health:
@@ -364,6 +372,21 @@ def health(db: sqlite_utils.Database, paths: Paths, claude_command: str = "claud
     ).fetchall():
         report.skipped_reasons[reason] = n
         report.skipped_lines += n
+    report.skipped_line_list = [
+        {"path": path, "line": line, "reason": reason}
+        for path, line, reason in db.execute(
+            """SELECT f.path, s.line, s.reason FROM skipped_lines s JOIN files f ON f.id = s.file_id
+               ORDER BY f.path, s.line LIMIT ?""",
+            (SKIPPED_LINES_SHOWN,),
+        )
+    ]
+    report.skipped_files = skipped_files(db)
+    report.incomplete_tails = [
+        {"path": path, "bytes": n}
+        for path, n in db.execute(
+            "SELECT path, tail_bytes FROM files WHERE tail_bytes > 0 AND missing = 0 ORDER BY path"
+        )
+    ]
     report.conversations = dict(
         db.execute("SELECT status, count(*) FROM conversations GROUP BY status").fetchall()
     )

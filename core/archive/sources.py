@@ -10,6 +10,7 @@ files is a directory walk plus one ``stat`` each, with no reads.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 from clawback.core.config import Config
 from clawback.core.paths import Paths
 from clawback.core.records import Source
+
+Problems = list[tuple[str, str]]  # (path, why it was not read), for health and ingest --json
 
 
 @dataclass(frozen=True)
@@ -28,37 +31,56 @@ class SourceRoot:
     name: str  # what health and progress call it
     only: tuple[Path, ...] = ()  # restrict to these files (a file named on the command line)
 
-    def files(self) -> Iterator[Path]:
+    def files(self, problems: Problems | None = None) -> Iterator[Path]:
         """Every transcript file under the root, found with ``os.scandir`` (no reads)."""
-        if self.only:
-            yield from (path for path in self.only if path.is_file())
-            return
-        if not self.root.is_dir():
-            return
-        if self.source is Source.MEMORY:
-            memory = self.root / "MEMORY.md"
-            if memory.is_file():
-                yield memory
-            yield from sorted(_walk(self.root / "memory", suffix=".md", max_depth=1))
-            return
-        depth = {Source.OPENCLAW: 3, Source.NATIVE: 1}.get(self.source, 8)
-        yield from _walk(self.root, suffix=".jsonl", max_depth=depth)
+        for path, _key, _st in self.stat_files(problems):
+            yield Path(path)
 
-    def stat_files(self) -> Iterator[tuple[str, str, os.stat_result]]:
+    def stat_files(
+        self, problems: Problems | None = None
+    ) -> Iterator[tuple[str, str, os.stat_result]]:
         """``(path, file key, stat)`` for every file: the re-scan's hot loop, kept on strings.
 
-        ``pathlib`` costs more than the ``stat`` itself when 10,000 files are unchanged.
+        ``pathlib`` costs more than the ``stat`` itself when 10,000 files are unchanged. What
+        cannot be a transcript although its name says so (a symlink loop, a FIFO, an
+        unreadable folder, a name that is not UTF-8, a memory file linking out of the
+        workspace) is not yielded but added to ``problems`` as ``(path, why)``.
         """
-        if self.only or self.source is Source.MEMORY:
-            for path in self.files():
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                yield str(path), self.file_key(path), st
+        problems = problems if problems is not None else []
+        if self.only:
+            for path in self.only:
+                st = _regular_file(str(path), problems)
+                if st is not None and _utf8_name(str(path), problems):
+                    yield str(path), self.file_key(path), st
+            return
+        if self.source is Source.MEMORY:
+            yield from self._memory_files(problems)
             return
         depth = {Source.OPENCLAW: 3, Source.NATIVE: 1}.get(self.source, 8)
-        yield from _walk_stat(str(self.root), "", ".jsonl", depth)
+        yield from _walk_stat(str(self.root), "", ".jsonl", depth, problems)
+
+    def _memory_files(self, problems: Problems) -> Iterator[tuple[str, str, os.stat_result]]:
+        """``MEMORY.md`` and ``memory/*.md``; a link that leads out of the workspace is refused."""
+        found = [("MEMORY.md", str(self.root / "MEMORY.md"))]
+        try:
+            with os.scandir(self.root / "memory") as it:
+                found += sorted(
+                    (f"memory/{e.name}", e.path)
+                    for e in it
+                    if e.name.endswith(".md") and e.name[0] != "."
+                )
+        except OSError:
+            pass
+        root = os.path.realpath(self.root)
+        for key, path in found:
+            if not os.path.lexists(path):
+                continue
+            if os.path.islink(path) and not os.path.realpath(path).startswith(root + os.sep):
+                problems.append((path, "a link that leads out of the workspace (not read)"))
+                continue
+            st = _regular_file(path, problems)
+            if st is not None and _utf8_name(path, problems):
+                yield path, key, st
 
     def accepts(self, path: Path) -> bool:
         """Would :meth:`files` list ``path``? Decided from the path alone (for watcher events)."""
@@ -81,40 +103,66 @@ class SourceRoot:
         return path.relative_to(self.root).as_posix()
 
 
-def _walk(folder: Path, *, suffix: str, max_depth: int) -> Iterator[Path]:
+def _why(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _regular_file(path: str, problems: Problems) -> os.stat_result | None:
+    """The stat of ``path`` if it is a regular file (links followed); else why not, noted."""
     try:
-        with os.scandir(folder) as it:
-            entries = list(it)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue
-        if entry.name.endswith(suffix) and entry.is_file():
-            yield Path(entry.path)
-        elif max_depth > 1 and entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path), suffix=suffix, max_depth=max_depth - 1)
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        problems.append((path, f"cannot read: {_why(exc)}"))
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return st
+    if not stat.S_ISDIR(st.st_mode):
+        problems.append((path, "not a regular file (a FIFO, socket or device)"))
+    return None
+
+
+def _utf8_name(path: str, problems: Problems) -> bool:
+    """Whether ``path`` can be stored as text: a name that is not UTF-8 is noted instead."""
+    if path.isascii():
+        return True
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        problems.append((shown, "file name is not valid UTF-8 (rename it to index it)"))
+        return False
+    return True
 
 
 def _walk_stat(
-    folder: str, prefix: str, suffix: str, max_depth: int
+    folder: str, prefix: str, suffix: str, max_depth: int, problems: Problems
 ) -> Iterator[tuple[str, str, os.stat_result]]:
     try:
         with os.scandir(folder) as it:
             entries = list(it)
-    except OSError:
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        problems.append((folder, f"cannot read the folder: {_why(exc)}"))
         return
     for entry in entries:
         name = entry.name
         if name[0] == ".":
             continue
-        if name.endswith(suffix) and entry.is_file():
-            try:
-                yield entry.path, prefix + name, entry.stat()
-            except OSError:
+        if name.endswith(suffix):
+            st = _regular_file(entry.path, problems)
+            if st is not None:
+                if _utf8_name(entry.path, problems):
+                    yield entry.path, prefix + name, st
                 continue
-        elif max_depth > 1 and entry.is_dir(follow_symlinks=False):
-            yield from _walk_stat(entry.path, f"{prefix}{name}/", suffix, max_depth - 1)
+        try:
+            is_folder = max_depth > 1 and entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_folder and _utf8_name(entry.path, problems):
+            yield from _walk_stat(entry.path, f"{prefix}{name}/", suffix, max_depth - 1, problems)
 
 
 def parse_extra(spec: str) -> SourceRoot:

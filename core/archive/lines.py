@@ -1,0 +1,134 @@
+"""Reading JSONL transcripts line by line, whatever the bytes: the one place lines enter.
+
+Everything a line can hold that would break something later is dealt with here, once:
+
+* a line longer than ``max_line`` is streamed past without being held (only its size is
+  kept), so memory stays bounded by ``max_line`` whatever the file holds;
+* a run of blank lines is counted from the read buffer, not line by line;
+* a line that is not finished yet (no newline at the end of the file) is left for the next
+  pass, and its size is kept so the ingestor can report a tail that never completes;
+* a UTF-8 byte-order mark is dropped, invalid UTF-8 replaced, lone surrogate escapes replaced
+  (:mod:`clawback.core.safejson`), and JSON nested too deeply for Python is a skipped line.
+
+It never raises on content: a line gives values and a reason to report, or only the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clawback.core import safejson
+
+BOM = b"\xef\xbb\xbf"
+_READ_BUFFER = 1 << 20
+_STREAM_PIECE = 1 << 20  # how much of an over-long line is held at a time
+_NEWLINES = re.compile(rb"\n+")
+MB = 1024 * 1024
+
+
+def decode_line(raw: bytes) -> tuple[list[Any], str | None]:
+    """JSON values on one line, and why the line is reported (``None`` if it is clean).
+
+    Invalid UTF-8 is decoded with replacement characters rather than dropped, and two objects
+    run together on one line (seen in real Claude Code logs) are both kept.
+    """
+    if raw[:3] == BOM:
+        raw = raw[3:]
+    problem = None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        problem = "invalid UTF-8 (replaced)"
+    else:
+        try:
+            return [safejson.loads(text)], None
+        except safejson.NestedTooDeep as exc:
+            return [], str(exc)
+        except ValueError:
+            pass
+    values: list[Any] = []
+    pos, end = 0, len(text.rstrip())
+    try:
+        while pos < end:
+            value, pos = safejson.raw_decode(text, pos)
+            values.append(value)
+            while pos < end and text[pos].isspace():
+                pos += 1
+    except safejson.NestedTooDeep as exc:
+        return [], str(exc)
+    except ValueError:
+        return [], "malformed JSON"
+    if len(values) > 1:
+        problem = f"{len(values)} JSON values on one line (all kept)"
+    return values, problem
+
+
+class LineReader:
+    """Complete lines of a file from ``offset``: iterate for ``(line, end, count)``.
+
+    ``line`` is the line's bytes with ``count == 1``; ``b""`` for a run of ``count`` blank
+    lines; ``None`` for a line over ``max_line`` bytes that was skipped, ``count`` being its
+    size. ``end`` is the offset after it. After iterating, :attr:`torn` is the size of an
+    unfinished last line (0 if the file ends with a newline).
+    """
+
+    def __init__(self, path: Path, offset: int, max_line: int) -> None:
+        self.path = path
+        self.offset = offset
+        self.max_line = max_line
+        self.torn = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes | None, int, int]]:
+        limit = self.max_line + 1  # the newline may come on top of max_line bytes
+        offset = self.offset
+        with self.path.open("rb", buffering=_READ_BUFFER) as handle:
+            handle.seek(offset)
+            readline, read = handle.readline, handle.read
+            peek = handle.peek  # type: ignore[attr-defined]  # a BufferedReader: it has one
+            while raw := readline(limit):
+                if raw[-1:] != b"\n":
+                    if len(raw) < limit:
+                        self.torn = len(raw)  # being written: the next pass takes it whole
+                        return
+                    size = self._skip_rest(readline, len(raw))
+                    if size < 0:
+                        self.torn = -size
+                        return
+                    offset += size
+                    yield None, offset, size
+                    continue
+                offset += len(raw)
+                if raw != b"\n":
+                    yield raw, offset, 1
+                    continue
+                count = 1
+                while (run := _NEWLINES.match(peek(_READ_BUFFER))) is not None:
+                    read(run.end())
+                    count += run.end()
+                    offset += run.end()
+                yield b"", offset, count
+
+    @staticmethod
+    def _skip_rest(readline: Any, size: int) -> int:
+        """Read past the rest of an over-long line; its size, or minus it if it never ends."""
+        while piece := readline(_STREAM_PIECE):
+            size += len(piece)
+            if piece[-1:] == b"\n":
+                return size
+        return -size
+
+
+def first_value(path: Path, max_line: int) -> tuple[bool, Any]:
+    """``(True, value)``: the first JSON value of a file, after blank lines and a byte-order
+    mark; ``(False, why)`` when there is none."""
+    for raw, _end, _count in LineReader(path, 0, max_line):
+        if raw is None:
+            return False, "first line over max_line_mb"
+        if raw.strip():
+            values, _ = decode_line(raw)
+            return (True, values[0]) if values else (False, "first line is not JSON")
+    return False, "empty file"
