@@ -281,6 +281,28 @@ async def test_each_failure_keeps_the_user_message(
     assert search(app.db, "zucchini").hits  # indexed even though the turn failed
 
 
+async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
+    engine: ChatEngine, fake_claude: FakeClaude
+) -> None:
+    fake_claude.reply("It is Black Krim.")
+    await engine.run_turn("which tomato?", key=KEY)
+    fake_claude.mode("err429")
+    with pytest.raises(ClaudeRateLimited):
+        await engine.run_turn("when does it ripen?", key=KEY)
+    fake_claude.mode("success").reply("In August.")
+    outcome = await engine.run_turn("when does it ripen?", key=KEY)  # the retry
+    users = [m for m in messages(outcome.session) if m[0] == "user"]
+    assert users == [("user", "which tomato?", False), ("user", "when does it ripen?", False)]
+    assert outcome.session.message_count == 4  # two questions, two replies
+    stdin = fake_claude.last_call()["stdin"]
+    assert stdin.count("when does it ripen?") == 1
+    # a new message with other words, or the same words after a reply, is stored as usual
+    again = await engine.run_turn("when does it ripen?", key=KEY)
+    assert [m[1] for m in messages(again.session) if m[0] == "user"].count(
+        "when does it ripen?"
+    ) == 2
+
+
 async def test_claude_not_installed(app, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
     engine = ChatEngine(app.db, app.paths, app.config.chat, index=app.ingest_changed, clock=clock)

@@ -3,6 +3,8 @@ starts the app-wide workers (``background.py``) and holds no logic. Build it wit
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import Iterable
 from typing import Any, ClassVar
@@ -33,6 +35,7 @@ PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sess
 # Below this width the sessions list and the pane beside it would both be too narrow to use,
 # so one shows at a time, full width (as lazygit and k9s do): the list while it has focus.
 NARROW = 110
+QUIT_WAIT = 10.0  # seconds a cancelled reply gets to be stored when the app quits
 
 
 class ClawbackApp(App[int]):
@@ -165,7 +168,22 @@ class ClawbackApp(App[int]):
         await self.panes.compaction.show(session_id)
 
     async def action_quit(self) -> None:
-        self.panes.memory.when_saved(self.exit)
+        self.panes.memory.when_saved(self._quit)
+
+    def _quit(self) -> None:
+        self.run_worker(self._stop_turn_then_exit(), group="quit", exclusive=True)
+
+    async def _stop_turn_then_exit(self) -> None:
+        """Quit; a reply still streaming is cancelled first, as Escape does, so its partial text
+        is stored (marked cut short) before the chat engine stops with the app."""
+        dock = self.panes.transcript.dock
+        turns = [w for w in self.workers if w.node is dock and w.group == "chat-turn"]
+        if dock.busy and turns:
+            self.notify("Stopping the reply; what came of it is kept.", title="Quitting")
+            self.panes.host.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_WAIT)
+        self.exit()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -19,6 +19,7 @@ from clawback.core.chat.sessions import ChatSession
 from clawback.core.claude.events import Usage
 
 __all__ = [
+    "ApiRetrying",
     "ChatEvent",
     "Notice",
     "PreparedTurn",
@@ -88,6 +89,16 @@ class ToolCalled:
     name: str
     input: dict[str, Any]
     summary: str
+
+
+@dataclass(frozen=True)
+class ApiRetrying(Notice):
+    """``claude`` is retrying a failing API call on its own (a 429 or 529 can keep it at it
+    for minutes): a UI shows it as the turn's state, not as a passing note."""
+
+    attempt: int = 0
+    max_retries: int = 0
+    status: int | None = None
 
 
 @dataclass(frozen=True)

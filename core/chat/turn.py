@@ -27,6 +27,7 @@ from clawback.core.archive.parsers.native import (
 )
 from clawback.core.archive.recall import strip_recalled
 from clawback.core.chat.events import (
+    ApiRetrying,
     ChatEvent,
     Notice,
     PromptAssembled,
@@ -39,7 +40,7 @@ from clawback.core.chat.events import (
 )
 from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.sessions import ChatSession, SessionStore
-from clawback.core.chat.transcript import Transcript
+from clawback.core.chat.transcript import Transcript, TranscriptMessage
 from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
 from clawback.core.claude.events import (
     ApiRetry,
@@ -114,6 +115,28 @@ async def _hook(what: str, call: Awaitable[str | None]) -> str | None:
         raise
     except ClawbackError as exc:
         return f"The {what} did not run: {' '.join(str(exc).split())}"
+
+
+def _retried(messages: list[TranscriptMessage], text: str) -> tuple[str, list[str]] | None:
+    """A retry of a turn that got no reply: the stored message's id, and the partial reply
+    (if any) that came after it.
+
+    When a turn fails, its message goes back into the input; sending it again must neither
+    store it twice nor show claude both copies. So if the last message is the user's, with
+    this text, and nothing but system notes and a cut-short reply came after it, the turn
+    reuses it and leaves that partial reply out of the history it sends.
+    """
+    after: list[str] = []
+    for message in reversed(messages):
+        if message.role == "system":
+            continue
+        if message.role == "assistant" and message.partial:
+            after.append(message.id)
+            continue
+        if message.role == "user" and message.content == text:
+            return message.id, after
+        return None
+    return None
 
 
 class ChatTurn:
@@ -208,12 +231,16 @@ class ChatTurn:
     async def _chat(self, plan: TurnPlan, session: ChatSession) -> AsyncIterator[ChatEvent]:
         engine, store, hooks = self.engine, self.engine.store, self.engine.hooks
         transcript = self._transcript = store.ensure_transcript(session)
-        user_id = str(uuid.uuid4())
         user_text = strip_recalled(plan.message)
-        transcript.append(
-            [message_event(user_id, "user", user_text, format_ts(engine.clock()))], sync=True
-        )
-        store.record_messages(session.id, 1)
+        retried = _retried(transcript.read().messages, user_text)
+        if retried is None:
+            user_id, skip = str(uuid.uuid4()), []
+            transcript.append(
+                [message_event(user_id, "user", user_text, format_ts(engine.clock()))], sync=True
+            )
+            store.record_messages(session.id, 1)
+        else:  # the same message again after a failed turn: it is on disk already
+            user_id, skip = retried
         session = self.session = store.require(session.id)
         outcome = TurnOutcome(
             session, new_session=plan.new_session, user_message_id=user_id, model=plan.model
@@ -224,13 +251,13 @@ class ChatTurn:
             if note:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
-            history = engine.history(session, skip_ids=[user_id])
+            history = engine.history(session, skip_ids=[user_id, *skip])
             prompt = engine.assemble(session, history, user_text)
             note = await _hook("compaction", hooks.maybe_compact(session, prompt.untrimmed_tokens))
             if note:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
-                history = engine.history(session, skip_ids=[user_id])
+                history = engine.history(session, skip_ids=[user_id, *skip])
                 prompt = engine.assemble(session, history, user_text)
             outcome.prompt = prompt
             yield PromptAssembled(session, prompt, plan.model)
@@ -333,9 +360,12 @@ class ChatTurn:
                     self.outcome.model = item.model
             elif isinstance(item, ApiRetry):
                 status = f" ({item.error_status})" if item.error_status else ""
-                yield Notice(
+                yield ApiRetrying(
                     f"claude is retrying the API{status}: attempt {item.attempt}"
-                    f" of {item.max_retries}"
+                    f" of {item.max_retries}",
+                    item.attempt,
+                    item.max_retries,
+                    item.error_status,
                 )
             elif isinstance(item, Result):
                 yield item

@@ -4,13 +4,17 @@ Claude Code session is forked on its first message."""
 
 from __future__ import annotations
 
+import time
+
 from clawback.core.archive.read import list_sessions
+from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.chat_dock import ChatDock
 from clawback.tui.widgets.chat_input import ChatInput
 from clawback.tui.widgets.message_view import MessageView
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
 from .conftest import SIZE
@@ -98,6 +102,65 @@ async def test_an_engine_error_notifies_and_keeps_the_text(
         assert note.has_class("-failed") and "no reply" in str(note.render())
 
 
+async def test_a_retry_after_a_failure_shows_and_stores_the_message_once(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    fake_claude.mode("err429")
+    async with tui.run_test(size=SIZE) as pilot:
+        pane = await chat(tui, pilot, "do not lose me")
+        await settle(pilot)
+        assert tui.query_one(ChatInput).text == "do not lose me"
+        fake_claude.mode("success").reply("Kept.")
+        await pilot.press("enter")  # the message is back in the input: send it again
+        await settle(pilot)
+        dock = tui.query_one(ChatDock)
+        stored = [m for m in tui.store.messages(dock.session_id) if m.role == "user"]
+        assert [m.text for m in stored] == ["do not lose me"]
+        assert [t for r, t in shown(pane) if r == "user"] == ["do not lose me"]
+        assert ("assistant", "Kept.") in shown(pane)
+        assert fake_claude.last_call()["stdin"].count("do not lose me") == 1
+
+
+async def test_quitting_while_a_reply_streams_keeps_the_partial_reply(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    fake_claude.mode("slow").reply("one two three four five six seven eight nine ten " * 4)
+    async with tui.run_test(size=SIZE) as pilot:
+        pane = await chat(tui, pilot, "tell me slowly")
+        dock = tui.query_one(ChatDock)
+        await until(pilot, lambda: pane.window.reply_text.strip())
+        session_id = dock.session_id
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not tui.is_running or not dock.busy)
+    assert tui.return_code == 0 and session_id is not None
+    reopened = Home.open(tui.store.paths.home)
+    try:
+        from clawback.core.archive.read import session_messages
+
+        messages = session_messages(reopened.db, session_id)
+        assert messages[-1].role == "assistant" and messages[-1].partial
+        assert messages[-1].text.startswith("one two")
+    finally:
+        reopened.close()
+
+
+async def test_a_rate_limited_turn_says_it_is_retrying_and_escape_stops_it(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    fake_claude.mode("err429").delay(5).set_env("FAKE_CLAUDE_RETRIES", "10")
+    async with tui.run_test(size=SIZE) as pilot:
+        await chat(tui, pilot, "are you there?")
+        dock = tui.query_one(ChatDock)
+        status = dock.query_one("#chat-status", Static)
+        await until(pilot, lambda: "retrying" in str(status.render()))
+        assert dock.has_class("-retrying") and "429" in str(status.render())
+        started = time.monotonic()
+        await pilot.press("escape")
+        await until(pilot, lambda: not dock.busy)
+        assert time.monotonic() - started < 3  # at once, not after claude's own retries
+        assert tui.query_one(ChatInput).text == ""
+
+
 async def test_chatting_from_a_claude_code_session_forks_it(
     tui: ClawbackApp, fake_claude: FakeClaude
 ) -> None:
@@ -141,6 +204,16 @@ async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
         await pilot.press("tab")
         assert dock.query_one(ChatInput).text == "/help "
         await pilot.press("enter")
-        assert any("/compact" in n.message for n in tui._notifications)
+        hint = dock.query_one("#chat-hint", Static)
+        listed = str(hint.render()).split("\n")  # a list that stays, not a passing toast
+        assert hint.display and listed[0].startswith("/new") and len(listed) >= 7
+        assert any(line.startswith("/compact") for line in listed)
+        await pilot.press("/")
+        assert len(str(hint.render()).split("\n")) == 7  # every command, one a line
+        await pilot.press("tab")
+        assert dock.query_one(ChatInput).text == "/new "
+        await pilot.press("tab")  # again: the next command
+        assert dock.query_one(ChatInput).text == "/reset "
+        dock.query_one(ChatInput).clear()
         await pilot.press(*"/model haiku", "enter")
         assert dock.model == "haiku"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from clawback.core.archive.read import SessionSummary
 from clawback.core.chat.events import (
+    ApiRetrying,
     ChatEvent,
     Notice,
     ReplyDelta,
@@ -49,8 +50,8 @@ if TYPE_CHECKING:
     from ..engine import EngineHost
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-KEYS = "Enter sends · Ctrl+J new line · Tab completes · Escape cancels a reply"
-HELP = "\n".join([*COMMANDS.values(), "", KEYS])
+KEYS = "Enter sends · Ctrl+J new line · Tab completes (again: the next) · Escape cancels a reply"
+HELP = "\n".join([*COMMANDS.values(), KEYS])
 
 
 class ChatDock(Vertical):
@@ -102,6 +103,8 @@ class ChatDock(Vertical):
         self._started = 0.0
         self._streamed = False
         self._spinner: Timer | None = None
+        self._retrying = ""  # claude is retrying a failing API call: how far it has got
+        self._help_shown = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="chat-hint")
@@ -166,10 +169,18 @@ class ChatDock(Vertical):
 
     @on(TextArea.Changed, "#chat-input")
     def _typed(self, event: TextArea.Changed) -> None:
-        found = completions(event.text_area.text)
+        """Under a half-typed command, the commands it may become, one a line (Tab picks)."""
+        text = event.text_area.text
+        if not text and self._help_shown:
+            return  # the input was cleared after /help: the list stays until one types
+        found = completions(text) or completions(text.rstrip())  # Tab leaves a space after
+        self._show_hint("\n".join(COMMANDS[name] for name in found) if found else "")
+
+    def _show_hint(self, text: str, *, help_list: bool = False) -> None:
+        self._help_shown = help_list
         hint = self.query_one("#chat-hint", Static)
-        hint.update("   ".join(COMMANDS[name] for name in found) + ("  (Tab)" if found else ""))
-        hint.display = bool(found)
+        hint.update(text)
+        hint.display = bool(text)
 
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
@@ -184,7 +195,7 @@ class ChatDock(Vertical):
         command = word.lower() if word.lower() in COMMANDS else None
         if command == "/help":
             event.input.clear()
-            self.notify(HELP, title="Chat commands", timeout=12)
+            self._show_hint(HELP, help_list=True)  # stays until one types, unlike a toast
         elif command == "/model":
             event.input.clear()
             self.model = rest.strip() or None
@@ -247,6 +258,7 @@ class ChatDock(Vertical):
 
     def _begin(self, text: str) -> None:
         self.busy, self._streamed, self._started = True, False, time.monotonic()
+        self._retrying = ""
         self.add_class("-busy")
         self.post_message(self.TurnStarted(text))
         self._spinner = self.set_interval(0.1, self._tick)
@@ -256,6 +268,8 @@ class ChatDock(Vertical):
         elapsed = time.monotonic() - self._started
         frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
         what = "Claude is replying" if self._streamed else "Waiting for Claude"
+        if self._retrying and not self._streamed:
+            what = self._retrying
         self.query_one("#chat-status", Static).update(
             f"{frame} {what} · {elapsed:.1f} s · Escape cancels"
         )
@@ -264,7 +278,7 @@ class ChatDock(Vertical):
         if not self.is_mounted:
             return  # the app is closing: the message is on disk already
         self.busy = False
-        self.remove_class("-busy")
+        self.remove_class("-busy", "-retrying")
         if self._spinner is not None:
             self._spinner.stop()
         if failure is None:
@@ -282,6 +296,10 @@ class ChatDock(Vertical):
             if epoch == self._epoch:  # still showing where the turn began: follow it there
                 self._point_at(event.session.id, None, follow=True)
                 self._show_usage(event.session)
+        elif isinstance(event, ApiRetrying):  # a 429 or 529: claude waits minutes on its own
+            self._retrying = event.text
+            self.add_class("-retrying")
+            self._tick()
         elif isinstance(event, Notice):
             self.notify(event.text, title="Chat")
         elif isinstance(event, ReplyDelta):

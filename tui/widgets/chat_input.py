@@ -1,5 +1,5 @@
 """The chat's multi-line input: Enter sends, Ctrl+J (or Shift+Enter where the terminal reports
-it) inserts a newline, Tab completes a slash command."""
+it) inserts a newline, Tab completes a slash command (again: the next one that fits)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class ChatInput(TextArea):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+        self._cycle: list[str] = []  # the completions Tab is cycling through
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -51,10 +52,17 @@ class ChatInput(TextArea):
             event.prevent_default()
             self.insert("\n")
             return
-        if event.key == "tab" and (found := completions(self.text)):
+        if event.key == "tab" and (found := self._cycle or completions(self.text)):
             event.stop()
             event.prevent_default()
-            self.text = found[0] + " "
+            if self.text.rstrip() in found:  # Tab again: the next command that fits
+                choice = found[(found.index(self.text.rstrip()) + 1) % len(found)]
+            else:
+                choice = found[0]
+            self._cycle = found
+            self.text = choice + " "
             self.move_cursor(self.document.end)
             return
+        if event.key != "tab":
+            self._cycle = []
         await super()._on_key(event)

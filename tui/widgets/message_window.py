@@ -170,10 +170,14 @@ class MessageWindow(VerticalScroll):
     async def begin_turn(self, text: str) -> None:
         """Show what was sent and an empty reply, below the latest messages."""
         await self.bottom()
-        self._reply_text = ""
-        self._sent = Static(text, classes="turn-sent", markup=False)
+        self._reply_text, self._sent = "", None
         self._reply = Static("", classes="turn-reply -streaming")
-        await self.mount_all([self._sent, self._reply])
+        last = next((m for m in reversed(self.messages) if m.role != "system"), None)
+        if last is not None and last.role == "user" and last.text == text.strip():
+            await self.mount(self._reply)  # a retry: the engine reuses the stored message
+        else:
+            self._sent = Static(text, classes="turn-sent", markup=False)
+            await self.mount_all([self._sent, self._reply])
         self.call_after_refresh(self.scroll_end, animate=False)
 
     def stream(self, delta: str) -> None:
