@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.ingest import Ingestor, IngestStats, ProgressFactory
+from clawback.core.archive.search import NearestChunks
 from clawback.core.archive.sources import SourceRoot, configured_roots, root_for_path
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.claude.runner import ClaudeRunner
@@ -154,6 +155,7 @@ class Home:
         compaction, fact extraction) runs in every turn.
         """
         kwargs.setdefault("facts_provider", facts_provider(self.db))
+        kwargs.setdefault("nearest", self.nearest())
         engine = ChatEngine(
             self.db, self.paths, self.config.chat, index=self.ingest_changed, **kwargs
         )
@@ -164,6 +166,18 @@ class Home:
                 mask_secrets=self.config.archive.mask_secrets,
             )
         return engine
+
+    def nearest(self) -> NearestChunks | None:
+        """The vector side of search and recall, or ``None`` (embeddings off, not installed, or
+        nothing embedded yet). The model loads on the first query, not here."""
+        settings = self.config.embeddings
+        if settings.model.strip().lower() == "none" or not self.paths.vectors.exists():
+            return None
+        try:  # the embeddings extra is optional: without numpy, search is keyword-only
+            from clawback.core.archive.embeddings.semantic import DeferredIndex
+        except ImportError:
+            return None
+        return DeferredIndex(settings.model, self.paths.vectors, threads=settings.threads)
 
     def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
         """A memory flush for ``engine``'s sessions, writing into this home's workspace."""

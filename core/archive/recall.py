@@ -22,11 +22,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import sqlite_utils
+from clawback.core.archive.embeddings.chunks import fact_text, text_hash
+from clawback.core.archive.embeddings.fusion import fuse_weighted, keep_exact
+from clawback.core.archive.hybrid import admit
 from clawback.core.archive.query import build_match, score_from_rank
+from clawback.core.archive.search import NearestChunks
+from clawback.core.errors import ClawbackError
 from clawback.core.tokens import estimate_tokens
 
 __all__ = [
@@ -52,6 +57,9 @@ QUERY_MESSAGES = 3
 MAX_TERMS = 24
 CANDIDATES = 24
 FRAGMENT_CHARS = 600
+MEANING_CHARS = 1_000  # the tail of the recent user messages that the vector side reads
+NEAREST = 100
+MIN_SIMILARITY = 0.3  # below this a neighbour is noise in a prompt (a list for a person shows it)
 SCORE_CAP = 20_000  # rank at most this many of the newest matches (as search does)
 OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
@@ -196,6 +204,65 @@ def search_archive(
     return hits[:limit] if len(hits) > limit else hits
 
 
+_RECALLED_KINDS = (
+    "e.kind IN ('text', 'compaction') AND (e.conversational = 1 OR f.source = 'memory')"
+)
+
+
+def _with_meaning(
+    db: sqlite_utils.Database,
+    nearest: NearestChunks,
+    user_messages: Sequence[str],
+    keyword: list[RecallHit],
+    limit: int,
+) -> tuple[list[RecallHit], list[Fact]]:
+    """Keyword hits fused with the fragments and facts nearest the recent user messages.
+
+    A vector side that cannot answer changes nothing: recall is a bonus, never a failure.
+    """
+    recent = " ".join(strip_recalled(text) for text in list(user_messages)[-QUERY_MESSAGES:])
+    try:
+        found = nearest.nearest(" ".join(recent.split())[-MEANING_CHARS:], NEAREST)
+    except ClawbackError:
+        return keyword, []
+    close = [item for item in found if item[2] >= MIN_SIMILARITY]
+    ranked = [(hit.entry_id, hit.score) for hit in keyword]
+    fused = fuse_weighted(ranked, admit(db, close, [_RECALLED_KINDS], []))
+    fused = keep_exact(fused, ranked, limit)[:limit]
+    known = {hit.entry_id: hit for hit in keyword}
+    wanted = [item.id for item in fused if item.id not in known]
+    if wanted:
+        rows = db.execute(
+            "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
+            f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(wanted))})",
+            wanted,
+        ).fetchall()
+        for entry_id, session_id, source, role, ts, text, uuid in rows:
+            known[entry_id] = RecallHit(
+                entry_id=entry_id, session_id=session_id, source=source, role=role,
+                timestamp=ts, text=text, score=0.0, uuid=uuid,
+            )  # fmt: skip
+    hits = [replace(known[item.id], score=item.score) for item in fused if item.id in known]
+    return hits, _close_facts(db, close)
+
+
+def _close_facts(db: sqlite_utils.Database, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
+    """Current facts among the neighbours whose text is still what was embedded."""
+    wanted = {-chunk: (digest, similarity) for chunk, digest, similarity in close if chunk < 0}
+    if not wanted:
+        return []
+    rows = db.execute(
+        "SELECT id, type, content, context FROM facts WHERE superseded_by IS NULL"
+        f" AND id IN ({', '.join('?' * len(wanted))})",
+        list(wanted),
+    ).fetchall()
+    return [
+        Fact(text=content, score=wanted[fact_id][1], kind=kind, id=fact_id)
+        for fact_id, kind, content, context in rows
+        if text_hash(fact_text(kind, content, context)) == wanted[fact_id][0]
+    ]
+
+
 # -------------------------------------------------------------------------------------- block
 
 
@@ -310,11 +377,13 @@ def recall(
     present_texts: Iterable[str] = (),
     facts_provider: FactsProvider | None = None,
     limit: int = CANDIDATES,
+    nearest: NearestChunks | None = None,
 ) -> RecallBlock:
     """The recalled block for a turn whose last user messages are ``user_messages``.
 
     ``present_ids`` (message ids) and ``present_texts`` are what the prompt already carries;
-    hits among them are excluded. An empty block (falsy) means nothing to add.
+    hits among them are excluded. An empty block (falsy) means nothing to add. With
+    ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)
@@ -324,7 +393,11 @@ def recall(
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
-    for hit in search_archive(db, terms, limit=limit * 2):
+    found = search_archive(db, terms, limit=limit * 2)
+    close_facts: list[Fact] = []
+    if nearest is not None:
+        found, close_facts = _with_meaning(db, nearest, user_messages, found, limit * 2)
+    for hit in found:
         if hit.uuid and hit.uuid in ids:
             continue
         body = _normal(strip_recalled(hit.text))
@@ -340,11 +413,13 @@ def recall(
         )  # fmt: skip
         if len(details) >= limit:
             break
-    facts: list[Fact] = []
+    facts: list[Fact] = list(close_facts)
     if facts_provider is not None:
-        facts = [
-            fact
-            for fact in facts_provider(query, limit)
-            if fact.text.strip() and not any(_normal(fact.text) in text for text in texts)
-        ]
+        facts += facts_provider(query, limit)
+    unique = {(fact.id if fact.id is not None else fact.text): fact for fact in reversed(facts)}
+    facts = [
+        fact
+        for fact in reversed(unique.values())
+        if fact.text.strip() and not any(_normal(fact.text) in text for text in texts)
+    ]
     return build_recall_block(query, facts, details, cap)

@@ -36,7 +36,7 @@ COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
 MODES = ("keyword", "semantic", "hybrid")
 CANDIDATES = 100  # each side of a hybrid search brings this many to the fusion
-NEAREST_POOL = 400  # nearest chunks read before filters and stale vectors thin them out
+NEAREST_POOL = 200  # nearest chunks read before filters and stale vectors thin them out
 
 
 @dataclass

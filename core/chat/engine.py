@@ -50,6 +50,7 @@ from pathlib import Path
 import sqlite_utils
 from clawback.core.archive.read import session_messages
 from clawback.core.archive.recall import FactsProvider, RecallBlock, recall
+from clawback.core.archive.search import NearestChunks
 from clawback.core.chat.events import (
     ChatEvent,
     Notice,
@@ -120,6 +121,7 @@ class ChatEngine:
         clock: Clock | None = None,
         tz: tzinfo | None = None,
         store: SessionStore | None = None,
+        nearest: NearestChunks | None = None,
     ) -> None:
         self.db = db
         self.paths = paths
@@ -128,6 +130,7 @@ class ChatEngine:
         self.runner = runner or ClaudeRunner.from_config(chat)
         self.hooks = hooks or ThresholdHooks()
         self.facts_provider = facts_provider
+        self.nearest = nearest  # the vector side of recall, when the archive has embeddings
         self.store = store or SessionStore(db, paths, chat, clock=clock, tz=tz, on_write=self.index)
         self.clock: Callable[[], datetime] = self.store.clock
         self.running: set[ChatTurn] = set()  # turns in flight, for cancel()
@@ -357,7 +360,7 @@ class ChatEngine:
             return recall(
                 self.db, user_texts, cap=cap, present_ids=[m.id for m in kept],
                 present_texts=[m.content for m in kept] + list(others),
-                facts_provider=self.facts_provider,
+                facts_provider=self.facts_provider, nearest=self.nearest,
             )  # fmt: skip
         except sqlite3.Error:
             return RecallBlock(query="", cap=cap)  # recall is a bonus; a busy index skips it
