@@ -26,6 +26,14 @@ def _workspace(ctx: click.Context) -> Workspace:
     return Workspace(open_home(ctx).workspace).ensure()
 
 
+def _print_problems(workspace: Workspace) -> None:
+    """What the listing left out (a link out of the workspace, a FIFO...), one line each."""
+    for name, why in workspace.problems:
+        err.print(
+            f"[yellow]skipped:[/] {escape(why if why.startswith(name) else f'{name}: {why}')}"
+        )
+
+
 @click.group()
 def memory() -> None:
     """Memory files: MEMORY.md and the daily notes in memory/ (names relative to the workspace)."""
@@ -36,7 +44,9 @@ def memory() -> None:
 @click.pass_context
 def memory_list(ctx: click.Context, as_json: bool) -> None:
     """MEMORY.md first, then daily notes, newest first."""
-    files = _workspace(ctx).list()
+    workspace = _workspace(ctx)
+    files = workspace.list()
+    _print_problems(workspace)
     if as_json:
         print_json(
             [
@@ -83,7 +93,9 @@ def memory_new(ctx: click.Context) -> None:
 @click.pass_context
 def memory_check(ctx: click.Context, as_json: bool) -> None:
     """Flag MEMORY.md over 200 lines or 25 KB, and relative links that lead nowhere."""
-    report = _workspace(ctx).check()
+    workspace = _workspace(ctx)
+    report = workspace.check()
+    _print_problems(workspace)
     size = report.size
     if as_json:
         print_json(

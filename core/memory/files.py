@@ -1,16 +1,23 @@
 """Memory markdown files: ``MEMORY.md`` and ``memory/YYYY-MM-DD.md`` in the workspace.
 
 People edit these by hand and the memory flush appends to them, so every write is careful: an
-atomic replace that keeps the previous version as ``.bak``, deletes that move to a trash folder,
-and names confined to the workspace (``..``, absolute paths and symlinks that lead outside are
-refused). Nothing here re-indexes: callers pass the changed path to the ingestor.
+atomic replace that keeps the previous version as ``.bak`` (itself written atomically), deletes
+that move to a trash folder, and names confined to the workspace (``..``, absolute paths and
+symlinks that lead outside are refused, and so is a ``.bak`` or ``.trash`` that is a link: it
+is replaced or refused, never followed). Reading is as careful: a name that is a folder, a FIFO,
+too long or not UTF-8 is one clear :class:`UsageError`, never a hang or a traceback; a listing
+skips what it may not read and says why in :attr:`Workspace.problems`. Temporary files a killed
+save left behind are removed by :meth:`Workspace.ensure`. Nothing here re-indexes: callers pass
+the changed path to the ingestor.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-import shutil
+import stat
+import time
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -26,6 +33,11 @@ TRASH_DIR = ".trash"
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+# Longest name part: 255 bytes is the usual file system limit, less room for ".bak" and the
+# temporary name of an atomic write (".NAME.XXXXXXXX.tmp").
+MAX_NAME_BYTES = 200
+STALE_TEMP_SECONDS = 60  # a save takes milliseconds; a temp file this old was left by a kill
+_TEMP_NAME = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp")  # atomic_write_bytes' mkstemp names
 
 
 @dataclass(frozen=True)
@@ -65,11 +77,34 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = root.expanduser()
+        self.problems: list[tuple[str, str]] = []  # (name, why) skipped by the last list()
 
     def ensure(self) -> Workspace:
         ensure_private_dir(self.root)
         (self.root / MEMORY_DIR).mkdir(exist_ok=True, mode=0o700)
+        self.remove_stale_temp_files()
         return self
+
+    def remove_stale_temp_files(self, older_than: float = STALE_TEMP_SECONDS) -> int:
+        """Delete the temporary files of saves that were killed; returns how many."""
+        cutoff = time.time() - older_than
+        removed = 0
+        for folder in (self.root, self.root / MEMORY_DIR):
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if not _TEMP_NAME.fullmatch(entry.name):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        removed += 1
+                except OSError:
+                    continue
+        return removed
 
     def resolve(self, name: str) -> Path:
         """The path for ``name``, refusing anything that would leave the workspace."""
@@ -82,48 +117,95 @@ class Workspace:
             raise UsageError(f"{name}: '..' is not allowed in memory file names")
         if candidate.suffix != ".md":
             raise UsageError(f"{name}: memory files are markdown (.md)")
+        if any(len(os.fsencode(part)) > MAX_NAME_BYTES for part in candidate.parts):
+            raise UsageError(f"{name[:60]}…: name too long (at most {MAX_NAME_BYTES} bytes)")
         path = self.root / candidate
         root = self.root.resolve()
-        if not path.resolve().is_relative_to(root):
+        try:
+            inside = path.resolve().is_relative_to(root)
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            raise UsageError(f"{name}: cannot follow its links ({exc})") from None
+        if not inside:
             raise UsageError(f"{name}: points outside the workspace ({root})")
         return path
+
+    def read_bytes(self, name: str) -> bytes:
+        """The bytes of memory file ``name``: only a regular file, and never blocking."""
+        path = self.resolve(name)
+        try:
+            # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise NotFoundError(f"no memory file {name!r} in {self.root}") from None
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot read it ({_why(exc)})") from None
+        try:
+            kind = os.fstat(fd).st_mode
+            if not stat.S_ISREG(kind):
+                what = "a folder" if stat.S_ISDIR(kind) else "not a regular file"
+                raise UsageError(f"{name}: {what}, not a memory file")
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                return handle.read()
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot read it ({_why(exc)})") from None
+        finally:
+            os.close(fd)
 
     def name_of(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
     def list(self) -> list[MemoryFile]:
-        """``MEMORY.md`` first, then daily notes newest first."""
-        found = []
-        main = self.root / MEMORY_FILE
-        if main.is_file():
-            found.append(main)
-        folder = self.root / MEMORY_DIR
-        if folder.is_dir():
-            found += sorted(
-                (p for p in folder.glob("*.md") if p.is_file()), key=lambda p: p.name, reverse=True
-            )
+        """``MEMORY.md`` first, then daily notes newest first.
+
+        What is not a memory file it may read (a link out of the workspace, a folder or a FIFO
+        named ``*.md``, an unreadable file) is left out and named in :attr:`problems`.
+        """
+        self.problems = []
+        names = [MEMORY_FILE]
+        try:
+            with os.scandir(self.root / MEMORY_DIR) as entries:
+                daily = [e.name for e in entries if e.name.endswith(".md")]
+        except OSError:
+            daily = []
+        names += [f"{MEMORY_DIR}/{n}" for n in sorted(daily, reverse=True)]
         result = []
-        for path in found:
-            st = path.stat()
-            with path.open("rb") as handle:
-                lines = sum(1 for _ in handle)
-            result.append(MemoryFile(self.name_of(path), path, st.st_size, lines, st.st_mtime))
+        for name in names:
+            path = self.root / name
+            try:
+                if name == MEMORY_FILE and not path.exists():
+                    continue
+                data = self.read_bytes(name)
+                st = path.stat()
+            except (UsageError, NotFoundError, OSError) as exc:
+                self.problems.append((name, str(exc)))
+                continue
+            lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+            result.append(MemoryFile(name, path, st.st_size, lines, st.st_mtime))
         return result
 
     def read(self, name: str) -> str:
-        path = self.resolve(name)
+        data = self.read_bytes(name)
         try:
-            return path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFoundError(f"no memory file {name!r} in {self.root}") from None
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"{name}: not UTF-8 text (byte {exc.start}); convert it to UTF-8 to use it here"
+            ) from None
 
     def save(self, name: str, text: str) -> Path:
-        """Atomically replace ``name`` with ``text``, keeping the old version as ``NAME.bak``."""
+        """Atomically replace ``name`` with ``text``, keeping the old version as ``NAME.bak``.
+
+        The backup is written like the file (a temporary file, then a rename), so a kill leaves
+        the old backup or the new one, and a ``.bak`` that is a link is replaced, not followed.
+        """
         path = self.resolve(name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            shutil.copy2(path, path.with_name(path.name + ".bak"))
-        atomic_write_bytes(path, text.encode("utf-8"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                atomic_write_bytes(path.with_name(path.name + ".bak"), self.read_bytes(name))
+            atomic_write_bytes(path, text.encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot save it ({_why(exc)})") from None
         return path
 
     def append(self, name: str, text: str) -> Path:
@@ -154,8 +236,11 @@ class Workspace:
             raise NotFoundError(f"no memory file {old!r}")
         if target.exists():
             raise UsageError(f"{new} already exists")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(source, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+        except OSError as exc:
+            raise UsageError(f"{old}: cannot rename it ({_why(exc)})") from None
         return target
 
     def delete(self, name: str) -> Path:
@@ -164,17 +249,24 @@ class Workspace:
         if not path.exists():
             raise NotFoundError(f"no memory file {name!r}")
         trash = self.root / TRASH_DIR
-        ensure_private_dir(trash)
+        if trash.is_symlink() or (trash.exists() and not trash.is_dir()):
+            raise UsageError(
+                f"{trash} is not a folder of the workspace (a link or a file); move it away"
+            )
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         target = trash / f"{name.replace('/', '__')}.{stamp}"
-        os.replace(path, target)
+        try:
+            ensure_private_dir(trash)
+            os.replace(path, target)
+        except OSError as exc:
+            raise UsageError(f"{name}: cannot move it to the trash ({_why(exc)})") from None
         return target
 
     def size_report(self) -> SizeReport | None:
-        path = self.root / MEMORY_FILE
-        if not path.is_file():
+        try:
+            data = self.read_bytes(MEMORY_FILE)
+        except (UsageError, NotFoundError):
             return None
-        data = path.read_bytes()
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         return SizeReport(MEMORY_FILE, lines, len(data), lines > MAX_LINES, len(data) > MAX_BYTES)
 
@@ -182,7 +274,10 @@ class Workspace:
         """Size limits of ``MEMORY.md`` and relative links that point at nothing."""
         report = CheckReport(size=self.size_report())
         for memory in self.list():
-            text = memory.path.read_text(encoding="utf-8", errors="replace")
+            try:
+                text = self.read_bytes(memory.name).decode("utf-8", errors="replace")
+            except (UsageError, NotFoundError):
+                continue
             for number, line in enumerate(text.splitlines(), 1):
                 for target in _LINK.findall(line):
                     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
@@ -191,3 +286,9 @@ class Workspace:
                     if relative and not (memory.path.parent / relative).exists():
                         report.broken_links.append((memory.name, number, target))
         return report
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ENAMETOOLONG:
+        return "name too long"
+    return exc.strerror or str(exc)
