@@ -21,6 +21,7 @@ from clawback.core.archive.read import (
     list_sessions,
     resolve_session,
     session_messages,
+    unique_prefixes,
 )
 from clawback.core.records import Source
 
@@ -101,6 +102,23 @@ def ingest(
         err.print(f"[yellow]warning:[/] {escape(problem)}")
     for path, reason in stats.skipped_files:
         err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
+    if not paths and not stats.files and not stats.unchanged:
+        _where_it_looked(app)
+
+
+def _where_it_looked(app: Any) -> None:
+    """Nothing was found: name the folders that were searched, so a new user knows where
+    clawback expects transcripts (and what to configure if theirs are elsewhere)."""
+    from clawback.core.archive.sources import configured_roots
+
+    err.print("No transcripts found. Looked in:")
+    for root in configured_roots(app.config, app.paths):
+        state = "" if root.root.exists() else " [dim](no such folder)[/]"
+        err.print(f"  {root.name}: {escape(str(root.root))}{state}")
+    err.print(
+        "Give folders or files as arguments (`clawback ingest PATH`), or set"
+        " sources.claude_code_path / sources.openclaw_path (`clawback config`)."
+    )
 
 
 @click.command()
@@ -144,12 +162,15 @@ def sessions(
         else:
             err.print("No sessions yet. Run `clawback ingest` (or `clawback demo`).")
         return
-    for row in rows:
+    prefixes = unique_prefixes(open_home(ctx).db, [row.id for row in rows])
+    width = max(len(prefix) for prefix in prefixes)
+    for row, prefix in zip(rows, prefixes, strict=True):
         when = (row.updated_at or "")[:16].replace("T", " ")
         missing = " [yellow](source deleted)[/]" if row.source_missing else ""
+        title = " ".join(row.title.split())[:80]
         out.print(
-            f"[dim]{row.id[:8]}[/] {when} [magenta]{row.source:11}[/] "
-            f"{row.message_count:5} msgs  {escape(row.title[:80])}{missing}"
+            f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{row.source:11}[/] "
+            f"{row.message_count:5} msgs  {escape(title)}{missing}"
         )
 
 

@@ -80,9 +80,9 @@ def cli(ctx: click.Context, home: Path | None, demo: bool) -> None:
     from clawback.cli.app import launch_app
 
     if demo:
-        from clawback.core.demo import build_demo_home
+        from clawback.core.demo import demo_home
 
-        home = build_demo_home()
+        home = demo_home(home)
     launch_app(ctx, home)
 
 

@@ -46,10 +46,13 @@ def _watch(app: ClawbackApp) -> None:
 
 
 def _first_run(app: ClawbackApp) -> None:
-    """An empty archive with transcripts on the machine: offer to index them."""
+    """An empty archive: say where transcripts would come from, and if there are some on the
+    machine, offer to index them."""
     if app.store.count_sessions() > 0:
         return
-    found = app.store.discover_sources()
+    folders = app.store.source_folders()
+    app.call_from_thread(app.panes.sessions.show_first_run, folders)
+    found = [(name, path) for name, path, count in folders if count]
     if found:
         app.call_from_thread(_offer, app, found)
 

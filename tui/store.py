@@ -179,15 +179,20 @@ class Store:
 
     # -- first run ----------------------------------------------------------------------------
 
-    def discover_sources(self) -> list[tuple[str, Path]]:
-        """Configured transcript folders that exist and hold at least one transcript."""
-        found = []
+    def source_folders(self, most: int = 10_000) -> list[tuple[str, Path, int]]:
+        """Each configured transcript folder with how many transcripts it holds (counting stops
+        at ``most``): what an empty archive tells a new user it would read."""
+        folders = []
         for root in configured_roots(self.config, self.paths):
             if root.source is None or root.source.value == "memory":
                 continue
-            if next(iter(root.files()), None) is not None:
-                found.append((root.name, root.root))
-        return found
+            count = sum(1 for _ in itertools.islice(root.files(), most))
+            folders.append((root.name, root.root, count))
+        return folders
+
+    def discover_sources(self) -> list[tuple[str, Path]]:
+        """Configured transcript folders that exist and hold at least one transcript."""
+        return [(name, path) for name, path, count in self.source_folders(1) if count]
 
     def close(self) -> None:
         self._browse.close()

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,7 +172,8 @@ def projects(db: sqlite_utils.Database) -> list[Project]:
 
 
 def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
-    """A session by id, unique id prefix, or session key."""
+    """A session by id, unique id prefix, or session key; an ambiguous prefix lists the
+    sessions it could mean."""
     ref = ref.strip()
     rows = db.execute(
         f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ? OR key = ?"
@@ -179,14 +181,47 @@ def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
         (ref, ref),
     ).fetchall()
     if not rows and len(ref) >= 4:
+        # substr, not LIKE: ids such as ses_stag... hold LIKE's wildcard "_"
         rows = db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id LIKE ? LIMIT 2", (ref + "%",)
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ?"
+            " ORDER BY updated_at DESC NULLS LAST LIMIT 11",
+            (len(ref), ref),
         ).fetchall()
         if len(rows) > 1:
-            raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
+            found = [_summary(row) for row in rows]
+            listed = "\n".join(f"  {s.id}  {' '.join(s.title.split())[:60]}" for s in found[:10])
+            more = "\n  …and more" if len(found) > 10 else ""
+            raise UsageError(
+                f"session id prefix {ref!r} is ambiguous; it could be:\n{listed}{more}"
+            )
     if not rows:
         raise NotFoundError(f"no session {ref!r} (see `clawback sessions`)")
     return _summary(rows[0])
+
+
+def unique_prefixes(db: sqlite_utils.Database, ids: list[str], shortest: int = 8) -> list[str]:
+    """For each of ``ids``, its shortest prefix (at least ``shortest`` characters) that no other
+    session's id starts with, so a listed prefix always works as an argument.
+
+    Ids are not all random: ``openclaw-…`` and ``ses_stag…`` share long beginnings.
+    """
+    every = sorted(row[0] for row in db.execute("SELECT id FROM sessions"))
+    prefixes = []
+    for session_id in ids:
+        at = bisect_left(every, session_id)
+        neighbours = every[max(0, at - 1) : at] + every[at + 1 : at + 2]
+        common = max((_common_length(session_id, other) for other in neighbours), default=0)
+        prefixes.append(session_id[: max(shortest, common + 1)])
+    return prefixes
+
+
+def _common_length(a: str, b: str) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
 
 
 @dataclass

@@ -24,6 +24,19 @@ def demo_data() -> Path:
     return Path(str(files(__package__) / "data"))
 
 
+def demo_home(home: Path | None = None, *, reset: bool = False) -> Path:
+    """The one demo home, ``demo/`` inside the clawback home ``home`` (the default home when
+    None): built the first time, reused after (whatever was tried in it stays), rebuilt from
+    scratch with ``reset``. A new throwaway folder per run filled the temp folder, never
+    removed."""
+    path = Paths.resolve(home).home / "demo"
+    if reset and path.exists():
+        shutil.rmtree(path)
+    if not Paths(path).database.exists():
+        build_demo_home(path)
+    return path
+
+
 def build_demo_home(home: Path | None = None) -> Path:
     """Create (or refresh) a demo home and ingest it; returns its path."""
     home = home or Path(tempfile.mkdtemp(prefix="clawback-demo-"))

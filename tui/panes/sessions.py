@@ -10,6 +10,7 @@ project chosen are saved to ``config.toml`` (in a worker) so the next start open
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from clawback.core.archive.read import Project, SessionSummary
@@ -110,6 +111,7 @@ class SessionsPane(Pane):
         self._fetching = False  # a page is on its way (not Widget.loading: that blurs focus)
         self._first_page = True
         self._follow = False  # the filter changed: the transcript follows to a row of the list
+        self._first_run = ""  # what an empty archive says (set once the folders are counted)
         ui = store.config.ui
         # The saved choices apply from the first page on; the selects follow these, not lead.
         known = {value for _, value in SOURCE_CHOICES}
@@ -250,8 +252,25 @@ class SessionsPane(Pane):
                 ]
                 hint = f"No sessions {' '.join(w for w in where if w)}."
             else:
-                hint = "No sessions yet.\nCtrl+P → “Ingest sources” indexes them."
+                hint = self._first_run or "No sessions yet."
             self.query_one("#sessions-empty", Static).update(hint)
+
+    def show_first_run(self, folders: list[tuple[str, Path, int]]) -> None:
+        """An empty archive: where transcripts would come from, how many are there, and what
+        to press (instead of a blank pane and "0 sessions")."""
+        lines = ["No sessions yet.", ""]
+        for name, path, count in folders:
+            where = str(path).replace(str(Path.home()), "~", 1)
+            found = "folder not found" if not path.exists() else plural(count, "transcript")
+            lines.append(f"{SOURCES.get(name, name)}: {where} ({found})")
+        lines += [
+            "",
+            "Ctrl+P → “Ingest sources” indexes them,",
+            "or Ctrl+N starts a chat with Claude.",
+        ]
+        self._first_run = "\n".join(lines)
+        if self.has_class("-empty") and not (self.filter_text or self.source or self.project):
+            self.query_one("#sessions-empty", Static).update(self._first_run)
 
     @on(SessionList.NearedEnd)
     def _load_more(self) -> None:

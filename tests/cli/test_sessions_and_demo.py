@@ -1,0 +1,70 @@
+"""`clawback sessions` prints prefixes that work, `show` lists the sessions an ambiguous prefix
+could mean, `ingest` says where it looked, and `demo` keeps one demo home."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..cli_runner import run_cli as run
+from ..helpers import cc_user, write_lines
+
+SHARED = ["ses_stagA1", "ses_stagB2", "ses_other"]  # ids that share a long beginning
+
+
+def _archive(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    for sid in SHARED:
+        write_lines(tmp_path / "src" / "proj" / f"{sid}.jsonl", [cc_user(sid, "u1", f"hi {sid}")])
+    result = run("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home)
+    assert result.returncode == 0, result.stderr
+    return home
+
+
+def test_sessions_prints_prefixes_that_are_unique(tmp_path: Path) -> None:
+    home = _archive(tmp_path)
+    listed = run("sessions", home=home).stdout.splitlines()
+    prefixes = {line.split()[0] for line in listed}
+    assert prefixes == {"ses_stagA", "ses_stagB", "ses_othe"}  # 8 characters unless that clashes
+    for prefix in prefixes:  # each works as an argument
+        shown = run("show", prefix, "--format", "json", home=home)
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["session"]["id"].startswith(prefix)
+
+
+def test_show_on_an_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> None:
+    home = _archive(tmp_path)
+    result = run("show", "ses_stag", home=home)
+    assert result.returncode != 0
+    assert "ambiguous" in result.stderr
+    assert "ses_stagA1" in result.stderr and "ses_stagB2" in result.stderr
+    assert "ses_other" not in result.stderr  # "_" is not a wildcard
+    assert "Traceback" not in result.stderr
+
+
+def test_ingest_with_nothing_found_says_where_it_looked(tmp_path: Path) -> None:
+    claude = tmp_path / "nowhere" / "projects"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude_code_path = "{claude}"\nopenclaw_path = "{tmp_path / "oc"}"\n'
+    )
+    result = run("ingest", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "No transcripts found. Looked in:" in result.stderr
+    assert f"claude-code: {claude} (no such folder)" in " ".join(result.stderr.split())
+
+
+def test_demo_reuses_one_home_and_reset_starts_over(tmp_path: Path) -> None:
+    first = run("demo", "--ingest-only", home=tmp_path)
+    assert first.returncode == 0, first.stderr
+    demo = Path(first.stdout.strip())
+    assert demo == tmp_path.resolve() / "demo"
+    marker = demo / "workspace" / "tried.md"
+    marker.write_text("something I tried")
+    again = run("demo", "--ingest-only", home=tmp_path)
+    assert Path(again.stdout.strip()) == demo and marker.exists()  # the same home, kept
+    reset = run("demo", "--ingest-only", "--reset", home=tmp_path)
+    assert Path(reset.stdout.strip()) == demo and not marker.exists()
+    sessions = json.loads(run("sessions", "--json", home=demo).stdout)
+    assert len(sessions) == 6
