@@ -22,7 +22,7 @@ from typing import Any
 import sqlite_utils
 from clawback.core.archive import read as archive
 from clawback.core.archive.ingest import IngestStats, Progress
-from clawback.core.archive.search import SearchFilters, SearchResults, search
+from clawback.core.archive.search import NearestChunks, SearchFilters, SearchResults, search
 from clawback.core.archive.sources import configured_roots
 from clawback.core.config import update_settings
 from clawback.core.db import connect
@@ -76,6 +76,7 @@ class Store:
         self._search = _Reader(clawback.paths.database)
         self._search_ids = itertools.count(1)
         self._latest_search = 0
+        self._nearest: NearestChunks | None = None
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -113,8 +114,15 @@ class Store:
         with self._browse.use() as db:
             return archive.export_markdown(db, session_id)
 
-    def search(self, query: str, filters: SearchFilters, *, limit: int) -> SearchResults:
-        """Ranked hits; raises :class:`Superseded` if a newer search started meanwhile."""
+    def search(
+        self, query: str, filters: SearchFilters, *, limit: int, mode: str = "keyword"
+    ) -> SearchResults:
+        """Ranked hits; raises :class:`Superseded` if a newer search started meanwhile.
+
+        ``mode`` hybrid adds the vector side when the home has one (else it is keyword search).
+        """
+        nearest = self.nearest() if mode != "keyword" else None
+        recency = self.config.embeddings.recency_boost
         ticket = next(self._search_ids)
         self._latest_search = ticket
         self._search.interrupt()  # abort the query a stale worker may still be running
@@ -122,7 +130,8 @@ class Store:
             if ticket != self._latest_search:
                 raise Superseded
             try:
-                results = search(db, query, filters, limit=limit, count=True)
+                options = {"mode": mode, "nearest": nearest, "recency": recency}
+                results = search(db, query, filters, limit=limit, count=True, **options)
             except sqlite3.OperationalError as exc:
                 if "interrupted" in str(exc):
                     raise Superseded from None
@@ -130,6 +139,13 @@ class Store:
         if ticket != self._latest_search:
             raise Superseded
         return results
+
+    def nearest(self) -> NearestChunks | None:
+        """The vector side, kept once it exists (the model loads on the first hybrid search);
+        looked for again while it does not, so vectors embedded meanwhile are picked up."""
+        if self._nearest is None:
+            self._nearest = self.clawback.nearest()
+        return self._nearest
 
     # -- writes -------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from clawback.core.archive.cjk import has_cjk
+from clawback.core.archive.query import split_terms
 from clawback.core.archive.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.errors import ClawbackError
 from clawback.core.timeutil import normalize_ts
@@ -24,6 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Checkbox, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -59,6 +61,7 @@ def as_you_type(query: str) -> str:
     return stripped + "*"
 
 
+MEANING_PAUSE = 0.35  # seconds of no typing before results by meaning replace keyword ones
 MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
 MIN_CJK = 2  # but two CJK characters are a word (世界), and the index has them as one bigram
 
@@ -91,6 +94,7 @@ def hit_row(hit: SearchHit) -> Content:
             hit.role,
             local_time(hit.timestamp),
             f"score {hit.score:.2f}",
+            "by meaning" if hit.found_by == "semantic" else "",
         )
         if part
     )
@@ -122,6 +126,8 @@ class SearchPane(Pane):
         self.current_session_id: str | None = None  # set by the app as sessions open
         self._generation = 0
         self._hits: list[SearchHit] = []
+        self._meaning_timer: Timer | None = None
+        self.meaning_pause = MEANING_PAUSE  # tests set 0
         ui = store.config.ui
         self._saved: dict[str, object] = {  # the filters as config.toml has (or will have) them
             "ui.search_source": _choice(ui.search_source, SOURCE_CHOICES),
@@ -265,12 +271,37 @@ class SearchPane(Pane):
             return
         self.query_one("#search-status", Static).update("Searching…")
         self._search(self._generation, query, filters)
+        if self._meaning_timer is not None:
+            self._meaning_timer.stop()
+            self._meaning_timer = None
+        if self._by_meaning(query):
+            generation = self._generation
+
+            def by_meaning() -> None:
+                self._search(generation, query, filters, "hybrid")
+
+            if self.meaning_pause <= 0:
+                by_meaning()
+            else:
+                self._meaning_timer = self.set_timer(self.meaning_pause, by_meaning)
+
+    def _by_meaning(self, query: str) -> bool:
+        """Whether a pause in typing should bring hybrid results: the home has vectors and the
+        query asks for no exact words (quotes, prefix*, -word stay keyword-only)."""
+        settings = self.store.config.embeddings
+        if settings.model.strip().lower() == "none" or not self.store.paths.vectors.exists():
+            return False
+        return not any(t.phrase or t.prefix or t.exclude for t in split_terms(query))
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, generation: int, query: str, filters: SearchFilters) -> None:
+    def _search(
+        self, generation: int, query: str, filters: SearchFilters, mode: str = "keyword"
+    ) -> None:
+        """Keyword results at once (the last word as a prefix); hybrid ones when typing pauses."""
         try:
             limit = self.store.config.ui.search_limit
-            results = self.store.search(as_you_type(query), filters, limit=limit)
+            typed = query if mode == "hybrid" else as_you_type(query)
+            results = self.store.search(typed, filters, limit=limit, mode=mode)
         except Superseded:
             return
         except ClawbackError as exc:  # a bad date in a filter: say so, keep typing
@@ -319,9 +350,11 @@ class SearchPane(Pane):
         if not results.hits:
             return f"No results · {results.seconds * 1000:.0f} ms"
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
+        mode = " · by words and meaning" if results.mode == "hybrid" else ""
+        note = f" · {results.note}" if results.note else ""
         return (
             f"{len(results.hits):,} shown of {total} {'match' if results.total == 1 else 'matches'}"
-            f" · {results.seconds * 1000:.0f} ms · Enter opens"
+            f"{mode} · {results.seconds * 1000:.0f} ms · Enter opens{note}"
         )
 
     # -- choosing a hit -----------------------------------------------------------------------

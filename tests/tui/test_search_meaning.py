@@ -1,0 +1,58 @@
+"""Live search by meaning: keyword results at once, hybrid ones when typing pauses."""
+
+from __future__ import annotations
+
+import pytest
+from clawback.core.home import Home
+from clawback.tui.app import make_app
+from clawback.tui.panes.search import SearchPane
+from textual.widgets import Input, OptionList, Static
+
+from .conftest import SIZE
+from .pilot import settle
+
+pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
+
+
+def embed_demo(home: Home) -> None:
+    from clawback.core.archive.embeddings.embedder import HashEmbedder
+    from clawback.core.archive.embeddings.store import VectorStore
+    from clawback.core.archive.embeddings.worker import EmbeddingWorker
+
+    home.config.embeddings.model = "hash"
+    store = VectorStore.open(home.paths.vectors)
+    EmbeddingWorker(home.db, store, HashEmbedder()).run()
+    store.close()
+
+
+async def test_a_pause_in_typing_brings_results_by_meaning(demo_app: Home) -> None:
+    embed_demo(demo_app)
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = app.query_one(SearchPane)
+        pane.meaning_pause = 600  # no pause yet: only the keyword search has run
+        app.query_one("#search-input", Input).insert_text_at_cursor("sqlite zzqx ")
+        await settle(pilot)
+        status = pane.query_one("#search-status", Static)
+        assert pane._hits == [] and "No results" in str(status.render())
+        pane.meaning_pause = 0  # now the person stops typing
+        app.query_one("#search-input", Input).insert_text_at_cursor(" ")
+        await settle(pilot)
+        assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
+        assert pane.query_one("#search-results", OptionList).option_count == len(pane._hits)
+        assert "by words and meaning" in str(status.render())
+
+
+async def test_quoted_phrases_never_wait_for_meaning(demo_app: Home) -> None:
+    embed_demo(demo_app)
+    app = make_app(demo_app, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = app.query_one(SearchPane)
+        pane.meaning_pause = 0
+        app.query_one("#search-input", Input).insert_text_at_cursor('"sqlite zzqx"')
+        await settle(pilot)
+        assert pane._hits == [] and pane._meaning_timer is None
