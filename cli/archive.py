@@ -287,7 +287,13 @@ def watch(ctx: click.Context) -> None:
     def ready(folders: list[Path]) -> None:
         err.print("[dim]Watching " + ", ".join(map(str, folders)) + " (Ctrl-C stops)[/]")
 
+    embedder = app.background_embedder(
+        on_problem=lambda problem: err.print(f"[yellow]warning:[/] {escape(problem)}")
+    )
+
     def report(stats: Any) -> None:
+        if embedder is not None and stats.entries:
+            embedder.nudge()
         if stats.entries or stats.missing:
             err.print(f"[dim]+{stats.entries} entries from {stats.files} files[/]")
         for problem in stats.errors:
@@ -295,7 +301,13 @@ def watch(ctx: click.Context) -> None:
         for path, reason in stats.skipped_files:
             err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
 
-    watch_sources(app, on_batch=report, on_ready=ready)
+    if embedder is not None:
+        embedder.start()  # new messages get their vectors as they arrive
+    try:
+        watch_sources(app, on_batch=report, on_ready=ready)
+    finally:
+        if embedder is not None:
+            embedder.stop()
 
 
 @click.command()

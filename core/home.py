@@ -181,6 +181,30 @@ class Home:
             return None
         return DeferredIndex(settings.model, self.paths.vectors, threads=settings.threads)
 
+    def background_embedder(self, **callbacks: Any) -> Any | None:
+        """A :class:`~clawback.core.archive.embeddings.background.BackgroundEmbedder` for this
+        home (not started), or ``None`` unless the person opted in: ``embeddings.background``
+        is on, a model is set, the extra is installed, and ``clawback embed`` has run once (the
+        first full embedding can take hours; it is asked for, never sprung on anyone)."""
+        settings = self.config.embeddings
+        if not settings.background or settings.model.strip().lower() == "none":
+            return None
+        if not self.paths.vectors.exists():
+            return None
+        try:
+            from clawback.core.archive.embeddings.background import BackgroundEmbedder
+        except ImportError:
+            return None
+        return BackgroundEmbedder(
+            self.paths.database,
+            self.paths.vectors,
+            self.paths.embed_lock,
+            model=settings.model,
+            threads=settings.threads,
+            tools_and_thinking=settings.tools_and_thinking,
+            **callbacks,
+        )
+
     def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
         """A memory flush for ``engine``'s sessions, writing into this home's workspace."""
         return MemoryFlush(engine, workspace=Workspace(self.workspace))

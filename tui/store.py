@@ -77,6 +77,7 @@ class Store:
         self._search_ids = itertools.count(1)
         self._latest_search = 0
         self._nearest: NearestChunks | None = None
+        self._embedder: Any = None  # the background embedder, once started
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -151,11 +152,27 @@ class Store:
 
     def ingest_all(self, progress: ProgressFactory | None = None) -> IngestStats:
         with self._write_lock:
-            return self.clawback.ingest_all(progress=progress)
+            stats = self.clawback.ingest_all(progress=progress)
+        self._embed_new()
+        return stats
 
     def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
         with self._write_lock:
-            return self.clawback.ingest_changed(changed, deleted=deleted)
+            stats = self.clawback.ingest_changed(changed, deleted=deleted)
+        if stats.entries:
+            self._embed_new()
+        return stats
+
+    def _embed_new(self) -> None:
+        """Let the background embedder (started on first use, when the home has opted in)
+        give new messages their vectors; it never blocks an ingest or a search."""
+        if self._embedder is None:
+            self._embedder = self.clawback.background_embedder()
+            if self._embedder is not None:
+                self._embedder.start()
+                return
+        if self._embedder is not None:
+            self._embedder.nudge()
 
     def save_settings(self, changes: Callable[[], dict[str, Any]]) -> None:
         """Persist settings the app changed (filters, ...) to ``config.toml``.
@@ -211,5 +228,7 @@ class Store:
         return [(name, path) for name, path, count in self.source_folders(1) if count]
 
     def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.stop()
         self._browse.close()
         self._search.close()
