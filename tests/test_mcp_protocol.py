@@ -139,11 +139,13 @@ def test_bad_calls_are_tool_errors_and_the_server_keeps_serving(client: StdioCli
         ("memory_get", {"ref": "memory:/etc/passwd#L1"}),
         ("memory_search", {"query": "x", "since": "last week"}),
         ("memory_search", {}),
+        ("memory_search", {"query": "x", "max_results": "lots"}),
         ("no_such_tool", {}),
     ]:
         answer = client.call(tool, **arguments)
         assert answer["isError"] is True
-        assert answer["content"][0]["text"]
+        text = answer["content"][0]["text"]
+        assert text and "\n" not in text, text  # one line a model can act on
     assert client.call("memory_search", query="anything")["isError"] is False
 
 

@@ -12,6 +12,7 @@ server sees what ``clawback watch`` or an ingest wrote after it started.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Annotated, Any
 
@@ -68,7 +69,11 @@ def build_server(db: sqlite_utils.Database, nearest: NearestChunks | None = None
     is the vector side of hybrid search, when the archive has embeddings."""
     tools = MemoryTools(db, nearest)
     server: MCPServer[Any] = MCPServer(
-        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        middleware=[_plain_argument_errors],
     )
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -109,6 +114,28 @@ def build_server(db: sqlite_utils.Database, nearest: NearestChunks | None = None
         return _result(_call(tools.get, ref, context=context))
 
     return server
+
+
+_BAD_ARGUMENTS = re.compile(r"^(Error executing tool \w+: )\d+ validation errors? for \w+\n")
+_FIELD_ERROR = re.compile(r"^(\w+)\n  (.+?) \[type=", re.MULTILINE)
+
+
+async def _plain_argument_errors(ctx: Any, call_next: Any) -> Any:
+    """Arguments of the wrong shape get one line naming each field, not pydantic's report.
+
+    Middleware sees the answer in its wire form (a dict), after the SDK validated the arguments.
+    """
+    result = await call_next(ctx)
+    if not isinstance(result, dict) or result.get("isError") is not True:
+        return result
+    content = result.get("content") or [{}]
+    text = content[0].get("text") if isinstance(content[0], dict) else None
+    found = _BAD_ARGUMENTS.match(text) if isinstance(text, str) else None
+    if found is None or not isinstance(text, str):
+        return result
+    fields = "; ".join(f"{name}: {why}" for name, why in _FIELD_ERROR.findall(text))
+    plain = f"{found.group(1)}bad arguments ({fields or 'see the input schema'})."
+    return {**result, "content": [{"type": "text", "text": plain}]}
 
 
 def _call(function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
