@@ -15,6 +15,8 @@ anything about sessions or prompts itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
 
 import click
@@ -184,7 +186,23 @@ def _run(
         elif isinstance(event, ToolCalled):
             note(f"⚙ {event.summary}")
 
+    stopped_by: list[signal.Signals] = []
+
+    def stop(sig: signal.Signals) -> None:
+        """SIGTERM and SIGHUP end a turn as Ctrl-C does: claude stopped, the partial kept."""
+        stopped_by.append(sig)
+        if main is not None:
+            main.cancel()
+
+    main: asyncio.Task[TurnOutcome] | None = None
+
     async def go() -> TurnOutcome:
+        nonlocal main
+        main = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop, sig)
         try:
             async for event in turn:
                 show(event)
@@ -212,6 +230,17 @@ def _run(
             + _saved_hint(turn.session),
             130,
         )
+    except asyncio.CancelledError:
+        sig = stopped_by[0] if stopped_by else signal.SIGINT
+        fail(
+            f"stopped by {sig.name}; what streamed so far is kept as a partial reply."
+            + _saved_hint(turn.session),
+            128 + sig.value,
+        )
+    except Exception as exc:  # a bug: the turn is recorded with a note; one line, no traceback
+        if as_json and turn.outcome is not None:
+            print_json({**turn.outcome.to_json(), "is_error": True, "error": repr(exc)})
+        fail(f"the turn failed: {type(exc).__name__}: {exc}" + _saved_hint(turn.session), 1)
     if outcome.cancelled:
         note("Cancelled; the partial reply is kept." + _saved_hint(turn.session))
     return outcome

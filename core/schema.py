@@ -202,4 +202,14 @@ def _skipped_files(db: sqlite_utils.Database) -> None:
     )
 
 
-LATEST = "0006_skipped_files"
+@migrations(name="0007_relative_transcripts")
+def _relative_transcripts(db: sqlite_utils.Database) -> None:
+    """Chat transcripts named relative to the home, so a copied home uses its own files."""
+    db.execute(
+        """UPDATE chat_sessions SET transcript = 'sessions/' || id || '.jsonl'
+           WHERE substr(transcript, -length('/sessions/' || id || '.jsonl'))
+                 = '/sessions/' || id || '.jsonl'"""
+    )
+
+
+LATEST = "0007_relative_transcripts"

@@ -127,7 +127,7 @@ class ChatEngine:
         self.paths = paths
         self.chat = chat
         self._index_paths = index
-        self.runner = runner or ClaudeRunner.from_config(chat)
+        self.runner = runner or ClaudeRunner.from_config(chat, cwd=paths.home / "claude-cwd")
         self.hooks = hooks or ThresholdHooks()
         self.facts_provider = facts_provider
         self.nearest = nearest  # the vector side of recall, when the archive has embeddings

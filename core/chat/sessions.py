@@ -113,9 +113,20 @@ _COLUMNS = tuple(ChatSession.__dataclass_fields__)
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM chat_sessions"
 
 
-def _row(row: Sequence[Any]) -> ChatSession:
+def transcript_file(stored: str, home: Path) -> Path:
+    """Where a transcript is, from the ``transcript`` column: relative paths are in ``home``.
+
+    New rows store ``sessions/<id>.jsonl``, so a home copied elsewhere (a backup, the demo)
+    writes its own transcripts, never the original home's.
+    """
+    path = Path(stored)
+    return path if path.is_absolute() else home / path
+
+
+def _row(row: Sequence[Any], home: Path) -> ChatSession:
     values = dict(zip(_COLUMNS, row, strict=True))
     values["current"] = bool(values["current"])
+    values["transcript"] = str(transcript_file(values["transcript"], home))
     return ChatSession(**values)
 
 
@@ -154,7 +165,7 @@ class SessionStore:
 
     def get(self, session_id: str) -> ChatSession | None:
         row = self.db.execute(f"{_SELECT} WHERE id = ?", (session_id,)).fetchone()
-        return _row(row) if row else None
+        return _row(row, self.paths.home) if row else None
 
     def require(self, session_id: str) -> ChatSession:
         found = self.get(session_id)
@@ -168,7 +179,7 @@ class SessionStore:
             f"{_SELECT} WHERE key = ? AND current = 1 ORDER BY updated_at DESC LIMIT 1",
             (self.normalize_key(key),),
         ).fetchone()
-        return _row(row) if row else None
+        return _row(row, self.paths.home) if row else None
 
     def list(self, key: str | None = None, limit: int = 100) -> list[ChatSession]:
         """Sessions newest first, of one key or all."""
@@ -179,7 +190,7 @@ class SessionStore:
                 f"{_SELECT} WHERE key = ? ORDER BY updated_at DESC LIMIT ?",
                 (self.normalize_key(key), limit),
             )
-        return [_row(row) for row in rows.fetchall()]
+        return [_row(row, self.paths.home) for row in rows.fetchall()]
 
     def is_fresh(self, session: ChatSession, now: datetime | None = None) -> bool:
         last = parse_ts(session.updated_at)
@@ -276,6 +287,7 @@ class SessionStore:
         )
         self.db.execute("UPDATE chat_sessions SET current = 0 WHERE key = ?", (key,))
         values = session.to_json()
+        values["transcript"] = Path(session.transcript).relative_to(self.paths.home).as_posix()
         self.db.execute(
             f"INSERT INTO chat_sessions ({', '.join(values)}) VALUES "
             f"({', '.join('?' * len(values))})",

@@ -239,6 +239,7 @@ class ChatTurn:
                 [message_event(user_id, "user", user_text, format_ts(engine.clock()))], sync=True
             )
             store.record_messages(session.id, 1)
+            engine.index(transcript.path)  # searchable while the reply is still coming
         else:  # the same message again after a failed turn: it is on disk already
             user_id, skip = retried
         session = self.session = store.require(session.id)

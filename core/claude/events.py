@@ -14,10 +14,12 @@ The one error it raises is :class:`UnparseableOutput`, for text that is not a JS
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from clawback.core import safejson
 
 __all__ = [
     "ApiRetry",
@@ -155,13 +157,18 @@ class Result:
 Event = SystemInit | ApiRetry | TextDelta | AssistantMessage | Result
 
 
+# Counts are clamped to what SQLite's INTEGER holds with room to add them up: a usage of 1e30
+# from a broken CLI must not overflow the session's counters.
+_MAX_COUNT = 2**53
+
+
 def _int(value: object, default: int = 0) -> int:
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
-        return value
+        return max(-_MAX_COUNT, min(value, _MAX_COUNT))
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        return int(max(-_MAX_COUNT, min(value, _MAX_COUNT)))
     return default
 
 
@@ -179,7 +186,8 @@ def _opt_str(value: object) -> str | None:
 
 def _float(value: object) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        number = float(min(max(value, -1e15), 1e15))
+        return number if math.isfinite(number) else 0.0
     return 0.0
 
 
@@ -328,8 +336,9 @@ def event_from_dict(obj: Mapping[str, Any]) -> Event | None:
 
 
 def _decode(text: str, original: str) -> Any:
+    """The JSON of ``text``; its strings are encodable (lone surrogates replaced)."""
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except ValueError:
         raise UnparseableOutput(original) from None
 
@@ -345,7 +354,12 @@ def parse_stream_line(line: str | bytes) -> Event | None:
     text = line.strip()
     if not text:
         return None
-    obj = _decode(text, line)
+    try:
+        obj = safejson.loads(text)
+    except safejson.NestedTooDeep:
+        return None  # valid JSON, just deeper than Python follows: not a line clawback uses
+    except ValueError:
+        raise UnparseableOutput(line) from None
     if not isinstance(obj, dict):
         raise UnparseableOutput(line)
     return event_from_dict(obj)

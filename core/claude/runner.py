@@ -83,7 +83,10 @@ __all__ = [
 _READ_CHUNK = 1 << 16
 _MAX_GARBAGE_BYTES = 64 * 1024  # non-JSON output tolerated before giving up on the process
 _STDERR_TAIL_BYTES = 4096
-_AFTER_RESULT_SECONDS = 5.0  # how long the CLI may linger after its result line
+# How long the CLI may linger after its result line, closing stdout and exiting together:
+# the reply is complete by then, so a lingering process only costs the user time.
+_AFTER_RESULT_SECONDS = 1.5
+_MAX_LINE_BYTES = 16 * 1024 * 1024  # a reply line is a few hundred KB; more is not claude's JSON
 _MAX_ARG_BYTES = 100_000  # Linux refuses a single argument over 128 KiB; use a file above this
 
 
@@ -133,14 +136,29 @@ class _Expired(Exception):
     """Our own deadline passed (kept apart from the caller's cancellation)."""
 
 
+class _LineTooLong(Exception):
+    """stdout held more than ``_MAX_LINE_BYTES`` without a newline."""
+
+    def __init__(self, start: bytes) -> None:
+        super().__init__("line too long")
+        self.start = start
+
+
 class _Flag:
-    """Set once the result line has come, so the reader stops waiting on a lingering process."""
+    """Set once the result line has come, so the reader stops waiting on a lingering process.
+
+    ``deadline`` is when the process must have closed stdout *and* exited: one grace period
+    for both, not one each.
+    """
 
     def __init__(self) -> None:
         self._set = False
+        self.deadline: float | None = None
 
     def set(self) -> None:
-        self._set = True
+        if not self._set:
+            self._set = True
+            self.deadline = asyncio.get_running_loop().time() + _AFTER_RESULT_SECONDS
 
     def __bool__(self) -> bool:
         return self._set
@@ -239,6 +257,8 @@ class ClaudeRunner:
     def working_directory(self) -> Path:
         """Where the CLI starts: chosen on purpose, since it loads ``CLAUDE.md`` from there."""
         if self.cwd is not None:
+            if not self.cwd.exists():
+                ensure_private_dir(self.cwd)  # created private; an existing folder is left as is
             return self.cwd
         return ensure_private_dir(Paths.resolve().home / "claude-cwd")
 
@@ -304,7 +324,8 @@ class ClaudeRunner:
         deadline = loop.time() + self.timeout if self.timeout is not None else None
         prompt_file: str | None = None
         if len(system_prompt.encode()) > _MAX_ARG_BYTES:
-            fd, prompt_file = tempfile.mkstemp(prefix="clawback-system-", suffix=".txt")
+            # Beside the CLI's working folder, in the home: nothing outside it is created.
+            fd, prompt_file = tempfile.mkstemp(prefix=".clawback-system-", suffix=".txt", dir=cwd)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(system_prompt)
         argv = self.build_argv(
@@ -384,7 +405,7 @@ class ClaudeRunner:
                         if result.is_error:
                             continue  # raised below, once the process has ended
                     yield event
-            returncode = await self._wait(proc, deadline, result is not None)
+            returncode = await self._wait(proc, deadline, done)
             partial = "".join(streamed)
             if result is not None:
                 if result.is_error:
@@ -397,6 +418,12 @@ class ClaudeRunner:
             raise ClaudeKilled(returncode, stderr, partial_text=partial)
         except _Expired:
             raise ClaudeTimeout(self.timeout or 0.0, partial_text="".join(streamed)) from None
+        except _LineTooLong as exc:
+            shown = exc.start.decode("utf-8", errors="replace")
+            raise ClaudeBadOutput(
+                f"a line of over {_MAX_LINE_BYTES // 1048576} MB without a newline: {shown}",
+                partial_text="".join(streamed),
+            ) from None
         except asyncio.CancelledError:
             cancelled = True
             raise ClaudeCancelled(partial_text="".join(streamed)) from None
@@ -418,21 +445,19 @@ class ClaudeRunner:
         deadline: float | None,
         finished: _Flag,
     ) -> AsyncGenerator[str, None]:
-        """Split stdout into lines of any length, honouring the deadline.
+        """Split stdout into lines, honouring the deadline.
 
-        Once the result line has come, the process gets a few seconds to close stdout; after that
+        A line may be long, but not endless: past ``_MAX_LINE_BYTES`` without a newline the
+        call fails at once (each chunk is searched for a newline once, so this is linear).
+        Once the result line has come, the process gets a moment to close stdout; after that
         the reading stops without an error.
         """
         assert proc.stdout is not None
-        loop = asyncio.get_running_loop()
-        buffer = b""
-        after_result: float | None = None
+        buffer = bytearray()
         while True:
             when = deadline
-            if finished:
-                if after_result is None:
-                    after_result = loop.time() + _AFTER_RESULT_SECONDS
-                when = after_result if when is None else min(when, after_result)
+            if finished.deadline is not None:
+                when = finished.deadline if when is None else min(when, finished.deadline)
             try:
                 async with asyncio.timeout_at(when):
                     chunk = await proc.stdout.read(_READ_CHUNK)
@@ -442,22 +467,25 @@ class ClaudeRunner:
                 raise _Expired from None
             if not chunk:
                 break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
+            if b"\n" not in chunk:  # the common case of a long line: no re-splitting
+                buffer += chunk
+                if len(buffer) > _MAX_LINE_BYTES:
+                    raise _LineTooLong(bytes(buffer[:200]))
+                continue
+            *lines, rest = (bytes(buffer) + chunk).split(b"\n")
+            buffer = bytearray(rest)
             for raw in lines:
                 yield raw.decode("utf-8", errors="replace")
         if buffer.strip():
             yield buffer.decode("utf-8", errors="replace")
 
     async def _wait(
-        self, proc: asyncio.subprocess.Process, deadline: float | None, finished: bool
+        self, proc: asyncio.subprocess.Process, deadline: float | None, finished: _Flag
     ) -> int | None:
-        """Wait for the exit status; a finished call only gets a few seconds to exit."""
-        loop = asyncio.get_running_loop()
+        """Wait for the exit status; a finished call only gets what is left of its grace."""
         when = deadline
-        if finished:
-            soon = loop.time() + _AFTER_RESULT_SECONDS
-            when = soon if when is None else min(when, soon)
+        if finished.deadline is not None:
+            when = finished.deadline if when is None else min(when, finished.deadline)
         try:
             async with asyncio.timeout_at(when):
                 return await proc.wait()

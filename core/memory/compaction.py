@@ -30,7 +30,8 @@ import inspect
 import sqlite3
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
@@ -38,7 +39,7 @@ from clawback.core.archive.masking import mask_secrets
 from clawback.core.archive.parsers.native import compaction_event
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
-from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.sessions import ChatSession, transcript_file
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
 from clawback.core.claude.runner import ClaudeError, ClaudeRunner
 from clawback.core.db import write_transaction
@@ -176,7 +177,22 @@ def list_compactions(
     if limit is not None:
         sql += " LIMIT ?"
         params.append(limit)
-    return [CompactionRecord(*row) for row in db.execute(sql, params).fetchall()]
+    records = [CompactionRecord(*row) for row in db.execute(sql, params).fetchall()]
+    home = _home_of(db)
+    if home is None:
+        return records
+    return [
+        replace(r, transcript=str(transcript_file(r.transcript, home))) if r.transcript else r
+        for r in records
+    ]
+
+
+def _home_of(db: sqlite_utils.Database) -> Path | None:
+    """The home folder of an index: where its database file is (``None`` in memory)."""
+    for _seq, name, file in db.execute("PRAGMA database_list").fetchall():
+        if name == "main" and file:
+            return Path(file).parent
+    return None
 
 
 def compacted_messages(record: CompactionRecord) -> list[TranscriptMessage]:
