@@ -391,6 +391,21 @@ def test_mcp_install_registers_the_server_and_claude_mcp_list_connects_it(
     assert "clawback:" in listed.stdout and "✔ Connected" in listed.stdout, listed.stdout
     again = runner.invoke(cli, ["mcp", "install"], env=env)  # re-installing updates in place
     assert again.exit_code == 0, again.output
+    # What a user then does: plain `claude -p` (built-in tools on, no --mcp-config), tools allowed.
+    with AnthropicStandin(tool_script=search_then_get) as standin:
+        asked = subprocess.run(
+            [real_claude, "-p", "--output-format", "json", "--no-session-persistence",
+             "--allowedTools", ",".join(ALLOWED_TOOLS)],
+            input=b"When does the zebracorn migration run?", capture_output=True,
+            env={**os.environ, **env, **offline_env(standin, claude_home)}, cwd=tmp_path,
+            timeout=120,
+        )  # fmt: skip
+        requests = standin.state.requests
+    assert asked.returncode == 0, asked.stdout
+    # With the built-in tools on, the CLI defers MCP tools behind ToolSearch; a call still works.
+    assert "DeferredToolPlaceholder" in {tool["name"] for tool in requests[0]["tools"]}
+    read = json.loads(tool_results(requests[-1])[1])
+    assert read["messages"][0]["text"] == f"Noted: {PHRASE}."
     removed = runner.invoke(cli, ["mcp", "uninstall"], env=env)
     assert removed.exit_code == 0, removed.output
     assert "clawback" not in json.loads((claude_home / ".claude.json").read_text())["mcpServers"]
