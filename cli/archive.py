@@ -250,8 +250,10 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     for item in report.skipped_line_list[:10]:
         out.print(f"  [dim]{escape(item['path'])}:{item['line']}[/] {escape(item['reason'])}")
     if report.conversations:
-        out.print("[bold]Conversations[/] " + ", ".join(
-            f"{n} {status}" for status, n in sorted(report.conversations.items())))  # fmt: skip
+        out.print(
+            "[bold]Conversations[/] "
+            + ", ".join(f"{n} {status}" for status, n in sorted(report.conversations.items()))
+        )
     _print_embeddings(vectors, app.config.embeddings.model)
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")

@@ -22,19 +22,19 @@ import sys
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import fail, note, print_json
-from clawback.core.archive.read import resolve_session
 from clawback.core.chat.engine import (
     ChatEngine,
     ChatEvent,
+    ChatTarget,
     Notice,
     ReplyDelta,
     SessionChanged,
     ToolCalled,
     TurnOutcome,
 )
-from clawback.core.chat.sessions import ChatSession, SessionStore, local_session_key
+from clawback.core.chat.sessions import ChatSession
 from clawback.core.claude.runner import ClaudeError
-from clawback.core.errors import ClawbackError, NotFoundError, UsageError
+from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.home import Home
 
 
@@ -46,65 +46,15 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def chat_session_id(app: Home, ref: str) -> str | None:
-    """The chat session ``ref`` names (an id, or a unique prefix of 4+ characters)."""
-    rows = app.db.execute(
-        "SELECT id FROM chat_sessions WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC LIMIT 2",
-        (ref, ref + "%" if len(ref) >= 4 else ref, ref),
-    ).fetchall()
-    if len(rows) == 1 or (rows and rows[0][0] == ref):
-        return str(rows[0][0])
-    if len(rows) > 1:
-        raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
-    return None
-
-
-def _archived_id(app: Home, ref: str) -> str:
-    try:
-        return resolve_session(app.db, ref).id
-    except NotFoundError:
-        raise NotFoundError(
-            f"no session {ref!r}: --session takes a key such as {local_session_key()} or a "
-            "session id (see `clawback sessions`)"
-        ) from None
-
-
-def _live_fork(engine: ChatEngine, parent_id: str) -> str | None:
-    """A fresh, current fork of ``parent_id`` made earlier, to continue rather than fork again."""
-    store = engine.store
-    for session in store.list(limit=1000):
-        if session.parent_id == parent_id and session.current and store.is_fresh(session):
-            return session.id
-    return None
-
-
-def _target(
-    app: Home, engine: ChatEngine, ref: str | None, *, dry: bool = False
-) -> tuple[str | None, str | None, str | None]:
-    """``--session``: a key (has a ``:``), a chat session id (or prefix), or an archived session.
-
-    An archived session (Claude Code, OpenClaw) is continued in a fork of it, keyed
-    ``local:<user>:thread:<id prefix>``; the next call with the same id continues that fork.
-    Returns ``(key, session_id, fork_of)``; ``fork_of`` is only set for a dry run, which must
-    not create the fork.
-    """
+def _target(engine: ChatEngine, ref: str | None, *, dry: bool = False) -> ChatTarget:
+    """``--session``: where the turn goes (the engine decides; this only says so)."""
     if ref is None:
-        return None, None, None
-    ref = ref.strip()
-    if ":" in ref:
-        return SessionStore.normalize_key(ref), None, None
-    chat_id = chat_session_id(app, ref)
-    if chat_id is not None:
-        return None, chat_id, None
-    parent = _archived_id(app, ref)
-    existing = _live_fork(engine, parent)
-    if existing is not None:
-        return None, existing, None
-    if dry:
-        return None, None, parent
-    fork = engine.fork(parent)
-    note(f"Continuing session {parent[:8]} in a new chat {fork.id[:8]} ({fork.key}).")
-    return None, fork.id, None
+        return ChatTarget()
+    target = engine.target(ref, dry=dry)
+    if target.forked is not None and target.fork_of is not None:
+        fork = target.forked
+        note(f"Continuing session {target.fork_of[:8]} in a new chat {fork.id[:8]} ({fork.key}).")
+    return target
 
 
 @click.command()
@@ -140,8 +90,8 @@ def chat(
         if dry_run:
             _dry_run(app, engine, text, ref, new, model, as_json)
             return
-        key, session_id, _ = _target(app, engine, ref)
-        outcome = _run(engine, text, key, session_id, model, new, as_json)
+        target = _target(engine, ref)
+        outcome = _run(engine, text, target.key, target.session_id, model, new, as_json)
     except ClawbackError as exc:
         fail(str(exc), exc.exit_code)
     if as_json:
@@ -255,9 +205,14 @@ def _dry_run(
     model: str | None,
     as_json: bool,
 ) -> None:
-    key, session_id, fork_of = _target(app, engine, ref, dry=True)
+    target = _target(engine, ref, dry=True)
     prepared = engine.prepare(
-        text, key=key, session_id=session_id, model=model, new=new, fork_of=fork_of
+        text,
+        key=target.key,
+        session_id=target.session_id,
+        model=model,
+        new=new,
+        fork_of=target.fork_of,
     )
     if as_json:
         print_json(prepared.to_json())

@@ -12,7 +12,6 @@ import sys
 from typing import Any
 
 import click
-from clawback.cli.chat import chat_session_id
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
 from clawback.core.chat.engine import ChatEngine
@@ -37,9 +36,15 @@ def _print_outcome(outcome: ConversationOutcome) -> None:
     if outcome.status == "archived":
         counts = outcome.counts()
         parts = [f"+{counts['add']} new"]
-        parts += [f"{counts[k]} {label}" for k, label in (
-            ("update", "updated"), ("supersede", "superseding"), ("none", "already known"))
-            if counts[k]]  # fmt: skip
+        parts += [
+            f"{counts[k]} {label}"
+            for k, label in (
+                ("update", "updated"),
+                ("supersede", "superseding"),
+                ("none", "already known"),
+            )
+            if counts[k]
+        ]
         summary = escape((outcome.summary or "")[:100])
         out.print(f"{head} [green]archived[/] facts: {', '.join(parts)}  [dim]{summary}[/]")
     elif outcome.status == "skipped":
@@ -69,8 +74,10 @@ def process(ctx: click.Context, limit: int | None, as_json: bool) -> None:
 
 def _print_totals(data: dict[str, Any]) -> None:
     if data["recovered"]:
-        err.print(f"[yellow]{data['recovered']} conversation(s) left mid-way by an earlier run "
-                  "were returned to ready.[/]")  # fmt: skip
+        err.print(
+            f"[yellow]{data['recovered']} conversation(s) left mid-way by an earlier run "
+            "were returned to ready.[/]"
+        )
     if not data["conversations"]:
         err.print("Nothing to process: no conversations are ready.")
         return
@@ -95,13 +102,13 @@ def _chat_session(app: Home, engine: ChatEngine, ref: str) -> ChatSession:
         if found is None:
             raise NotFoundError(f"no chat session for key {ref!r} (see `clawback sessions`)")
         return found
-    session_id = chat_session_id(app, ref)
-    if session_id is None:
+    found = engine.store.find(ref)
+    if found is None:
         raise NotFoundError(
             f"no clawback chat session {ref!r}: flush and compaction work on sessions of"
             " `clawback chat` (see `clawback sessions --source native`)"
         )
-    return engine.store.require(session_id)
+    return found
 
 
 def _interactive() -> bool:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import click
 from clawback.cli.output import error_line
-from clawback.core import __version__
 from clawback.core.errors import ClawbackError
 
 #: command name -> "module:attribute" under ``clawback.cli``
@@ -71,7 +70,7 @@ class LazyGroup(click.Group):
     help="Home folder (default ~/.clawback, or $CLAWBACK_HOME).",
 )
 @click.option("--demo", is_flag=True, help="Open the app on the bundled demo archive.")
-@click.version_option(__version__, "--version", "-V", prog_name="clawback")
+@click.version_option(None, "--version", "-V", package_name="clawback", prog_name="clawback")
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, demo: bool) -> None:
     """clawback: a durable, searchable memory of your Claude sessions."""

@@ -50,11 +50,16 @@ def memory_list(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(
             [
-                {"name": f.name, "path": str(f.path), "bytes": f.size, "lines": f.lines,
-                 "modified": f.modified}
+                {
+                    "name": f.name,
+                    "path": str(f.path),
+                    "bytes": f.size,
+                    "lines": f.lines,
+                    "modified": f.modified,
+                }
                 for f in files
             ]
-        )  # fmt: skip
+        )
         return
     if not files:
         err.print("No memory files yet. `clawback memory new` starts today's note.")
@@ -101,17 +106,23 @@ def memory_check(ctx: click.Context, as_json: bool) -> None:
         print_json(
             {
                 "ok": report.ok,
-                "memory": None if size is None else {
-                    "name": size.name, "lines": size.lines, "bytes": size.bytes,
-                    "over_lines": size.over_lines, "over_bytes": size.over_bytes,
-                    "max_lines": MAX_LINES, "max_bytes": MAX_BYTES,
+                "memory": None
+                if size is None
+                else {
+                    "name": size.name,
+                    "lines": size.lines,
+                    "bytes": size.bytes,
+                    "over_lines": size.over_lines,
+                    "over_bytes": size.over_bytes,
+                    "max_lines": MAX_LINES,
+                    "max_bytes": MAX_BYTES,
                 },
                 "broken_links": [
                     {"file": name, "line": line, "target": target}
                     for name, line, target in report.broken_links
                 ],
             }
-        )  # fmt: skip
+        )
         sys.exit(0 if report.ok else 1)
     if size is None:
         out.print("MEMORY.md: not there yet")

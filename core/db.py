@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clawback.core.paths import ensure_private_file
 
@@ -23,6 +23,20 @@ if TYPE_CHECKING:  # imported when a full connection is opened (start-up cost, n
     import sqlite_utils
 
 BUSY_TIMEOUT_MS = 15_000
+
+
+class Queryable(Protocol):
+    """What a read needs of a connection: ``sqlite3.Connection`` or ``sqlite_utils.Database``.
+
+    Searches take either, so the command line can search through a plain connection without
+    importing sqlite-utils.
+    """
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> sqlite3.Cursor: ...
+
+
+#: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
+LATEST_MIGRATION = "0006_skipped_files"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:
@@ -58,18 +72,16 @@ def connect_reader(path: Path) -> sqlite3.Connection | None:
     """A plain connection for queries, or ``None`` when the index must be opened fully first.
 
     It is ``None`` when the database does not exist yet or its schema is behind
-    (:data:`clawback.core.schema.LATEST` not applied): :func:`connect` creates or migrates it.
+    (:data:`LATEST_MIGRATION` not applied): :func:`connect` creates or migrates it.
     """
     if not path.is_file():
         return None
-    from clawback.core.schema import LATEST
-
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         current = conn.execute(
             "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'clawback' AND name = ?",
-            (LATEST,),
+            (LATEST_MIGRATION,),
         ).fetchone()
     except sqlite3.DatabaseError:
         conn.close()

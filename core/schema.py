@@ -1,8 +1,9 @@
 """The index's schema: ordered, named migrations, recorded in the database as they apply.
 
-A new migration goes at the end with the next number; :data:`LATEST` must name it, so a reader
-that opens the index without sqlite-utils (:func:`clawback.core.db.connect_reader`) knows whether
-the schema is current.
+A new migration goes at the end with the next number, and
+:data:`clawback.core.db.LATEST_MIGRATION` must name it, so a reader that opens the index
+without sqlite-utils (:func:`clawback.core.db.connect_reader`) knows whether the schema is
+current.
 """
 
 from __future__ import annotations
@@ -211,5 +212,3 @@ def _relative_transcripts(db: sqlite_utils.Database) -> None:
                  = '/sessions/' || id || '.jsonl'"""
     )
 
-
-LATEST = "0007_relative_transcripts"

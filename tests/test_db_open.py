@@ -62,3 +62,25 @@ def test_a_second_opener_finds_the_index_in_wal(tmp_path) -> None:  # type: igno
     assert second.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     first.conn.close()
     second.conn.close()
+
+
+def test_the_lean_reader_knows_the_newest_migration() -> None:
+    """connect_reader trusts LATEST_MIGRATION to tell a current schema from one to migrate."""
+    from clawback.core.schema import migrations
+
+    assert migrations._migrations[-1].name == db.LATEST_MIGRATION
+
+
+def test_the_lean_reader_opens_a_current_index_and_refuses_an_old_one(tmp_path) -> None:
+    path = tmp_path / "clawback.db"
+    assert db.connect_reader(path) is None  # not there yet: the full open creates it
+    db.connect(path).conn.close()
+    reader = db.connect_reader(path)
+    assert reader is not None
+    assert reader.execute("SELECT count(*) FROM entries").fetchone() == (0,)
+    reader.close()
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = ?", (db.LATEST_MIGRATION,))
+    assert db.connect_reader(path) is None  # behind: the full open migrates first

@@ -23,6 +23,7 @@ never raises.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -46,27 +47,38 @@ _CJK_CLASS = (
     "\uffa0-\uffdc"  # half-width Hangul
     "\U00020000-\U0003134f"  # Han extensions B-G
 )
-_HAS_CJK = re.compile(f"[{_CJK_CLASS}]")
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-# Letters and digits that are not CJK, as ``unicode61`` sees them (it splits at "_").
-_GLUED_TAIL = re.compile(rf"[^\W_{_CJK_CLASS}]+")
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """(any CJK letter, a run of them, a glued non-CJK tail), compiled on first non-ASCII text.
+
+    Compiling these classes costs ~10 ms, which an ASCII-only ``clawback search`` never pays.
+    The tail is letters and digits that are not CJK, as ``unicode61`` sees them (it splits at
+    "_").
+    """
+    return (
+        re.compile(f"[{_CJK_CLASS}]"),
+        re.compile(f"[{_CJK_CLASS}]+"),
+        re.compile(rf"[^\W_{_CJK_CLASS}]+"),
+    )
 
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds any CJK letter."""
-    return not text.isascii() and _HAS_CJK.search(text) is not None
+    return not text.isascii() and _patterns()[0].search(text) is not None
 
 
 def cjk_bigrams(text: str) -> str | None:
     """The ``cjk`` column value for ``text``, or ``None`` when it has no CJK letters."""
     if text.isascii():
         return None
-    first = _HAS_CJK.search(text)
+    first = _patterns()[0].search(text)
     if first is None:
         return None
     out: list[str] = []
     done = 0  # end of what was already emitted, so a fragment between two runs appears once
-    for m in _CJK_RUN.finditer(text, first.start()):
+    for m in _patterns()[1].finditer(text, first.start()):
         start, end = m.span()
         glued = start
         while glued > done and _is_glued_char(text[glued - 1]):
@@ -74,7 +86,7 @@ def cjk_bigrams(text: str) -> str | None:
         if glued < start:
             out.append(_normalize(text[glued:start]))
         out.extend(_run_tokens(_normalize(m.group())))
-        tail = _GLUED_TAIL.match(text, end)
+        tail = _patterns()[2].match(text, end)
         if tail is not None:
             out.append(_normalize(tail.group()))
             done = tail.end()
@@ -92,7 +104,7 @@ def query_bigrams(term: str) -> str:
     (:func:`split_scripts`) and match each run on its own.
     """
     tokens: list[str] = []
-    for m in _CJK_RUN.finditer(_normalize(term)):
+    for m in _patterns()[1].finditer(_normalize(term)):
         run = m.group()
         tokens.extend(_bigrams(run) if len(run) > 1 else [run])
     return " ".join(tokens)
@@ -108,7 +120,7 @@ def split_scripts(term: str) -> list[tuple[str, bool]]:
         return [(term, False)] if term else []
     pieces: list[tuple[str, bool]] = []
     pos = 0
-    for m in _CJK_RUN.finditer(term):
+    for m in _patterns()[1].finditer(term):
         if m.start() > pos:
             pieces.append((term[pos : m.start()], False))
         pieces.append((m.group(), True))
@@ -122,7 +134,7 @@ def _run_tokens(run: str) -> list[str]:
     # NFKC may have turned a CJK character into something else ("㍿" -> "株式会社" stays CJK,
     # but a compatibility form can become punctuation), so split the run again.
     tokens: list[str] = []
-    for m in _CJK_RUN.finditer(run):
+    for m in _patterns()[1].finditer(run):
         part = m.group()
         if len(part) == 1:
             tokens.append(part)

@@ -112,18 +112,33 @@ class ConversationTracker:
                     """INSERT INTO conversations (id, file_id, session_id, source, started_at,
                            ended_at, first_line, last_line, message_count, status)
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (conv.id, self.file_id, conv.session_id or self.session_id, self.source,
-                     conv.started_at, conv.ended_at, conv.first_line, conv.last_line,
-                     conv.message_count, conv.status),
-                )  # fmt: skip
+                    (
+                        conv.id,
+                        self.file_id,
+                        conv.session_id or self.session_id,
+                        self.source,
+                        conv.started_at,
+                        conv.ended_at,
+                        conv.first_line,
+                        conv.last_line,
+                        conv.message_count,
+                        conv.status,
+                    ),
+                )
                 conv.is_new = False
             else:
                 conn.execute(
                     """UPDATE conversations SET started_at = ?, ended_at = ?, last_line = ?,
                            message_count = ?, status = ? WHERE id = ?""",
-                    (conv.started_at, conv.ended_at, conv.last_line, conv.message_count,
-                     conv.status, conv.id),
-                )  # fmt: skip
+                    (
+                        conv.started_at,
+                        conv.ended_at,
+                        conv.last_line,
+                        conv.message_count,
+                        conv.status,
+                        conv.id,
+                    ),
+                )
         self._touched.clear()
 
 

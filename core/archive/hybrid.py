@@ -12,13 +12,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlite_utils
 from clawback.core.archive.embeddings.chunks import embed_text, text_hash
 from clawback.core.archive.embeddings.fusion import Fused, recency_factor
+from clawback.core.db import Queryable
 
 
 def admit(
-    db: sqlite_utils.Database,
+    db: Queryable,
     found: Sequence[tuple[int, int, float]],
     clauses: list[str],
     params: list[Any],
@@ -43,7 +43,7 @@ def admit(
     return [(chunk, wanted[chunk][1]) for chunk in ids if chunk in valid]
 
 
-def boost_recent(db: sqlite_utils.Database, fused: list[Fused]) -> list[Fused]:
+def boost_recent(db: Queryable, fused: list[Fused]) -> list[Fused]:
     """Scores times ``1 + 0.25 * 2^(-age / 90 days)``; undated hits (memory files) unchanged."""
     if not fused:
         return fused

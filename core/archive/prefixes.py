@@ -8,12 +8,12 @@ and never produce an expression SQLite rejects.
 
 from __future__ import annotations
 
-import sqlite_utils
+from clawback.core.db import Queryable
 
 MAX_PREFIX_EXPANSION = 32
 
 
-def expand_prefixes(db: sqlite_utils.Database, match: str) -> str:
+def expand_prefixes(db: Queryable, match: str) -> str:
     """Rewrite ``"sear"*`` as ``("search" OR "searched")`` when few indexed terms start so.
 
     FTS5 answers a prefix by merging the doclists of every matching term into memory before
@@ -52,7 +52,7 @@ def _strings(match: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _expansion(db: sqlite_utils.Database, prefix: str) -> str | None:
+def _expansion(db: Queryable, prefix: str) -> str | None:
     """``("term" OR ...)`` for the indexed terms starting with ``prefix``, if few."""
     if not prefix:
         return None

@@ -323,8 +323,16 @@ def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
             out += [f"### {who}{side}{when}", "", f"`{message.display or message.text}`", ""]
         elif message.kind == "tool_result":
             body = message.text if len(message.text) < 2000 else message.text[:2000] + "\n…"
-            out += [f"<details><summary>{who}{side}</summary>", "", "```", body, "```", "",
-                    "</details>", ""]  # fmt: skip
+            out += [
+                f"<details><summary>{who}{side}</summary>",
+                "",
+                "```",
+                body,
+                "```",
+                "",
+                "</details>",
+                "",
+            ]
         else:
             partial = " *(partial)*" if message.partial else ""
             out += [f"### {who}{side}{when}{partial}", "", message.text, ""]
@@ -346,8 +354,19 @@ def list_conversations(
             ORDER BY c.ended_at DESC NULLS LAST, c.id DESC LIMIT ?""",
         [*params, limit],
     ).fetchall()
-    keys = ["id", "session_id", "source", "status", "started_at", "ended_at", "message_count",
-            "first_line", "last_line", "file", "summary"]  # fmt: skip
+    keys = [
+        "id",
+        "session_id",
+        "source",
+        "status",
+        "started_at",
+        "ended_at",
+        "message_count",
+        "first_line",
+        "last_line",
+        "file",
+        "summary",
+    ]
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-import sqlite_utils
 from clawback.core.archive.embeddings.fusion import VECTOR_WEIGHT, fuse_weighted, keep_exact
 from clawback.core.archive.hybrid import admit, boost_recent
 from clawback.core.archive.prefixes import expand_prefixes
 from clawback.core.archive.query import build_match, score_from_rank, split_terms, terms
+from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.timeutil import normalize_ts
@@ -164,7 +164,7 @@ LEFT JOIN sessions s ON s.id = e.session_id"""
 
 
 def search(
-    db: sqlite_utils.Database,
+    db: Queryable,
     query: str,
     filters: SearchFilters | None = None,
     *,
@@ -211,7 +211,7 @@ def _exact_only(query: str) -> bool:
 
 
 def _keyword_search(
-    db: sqlite_utils.Database,
+    db: Queryable,
     query: str,
     filters: SearchFilters,
     limit: int,
@@ -237,7 +237,7 @@ def _keyword_search(
     return results
 
 
-def _count(db: sqlite_utils.Database, match: str | None) -> tuple[int, bool]:
+def _count(db: Queryable, match: str | None) -> tuple[int, bool]:
     if match is None:
         return 0, False
     total = db.execute(
@@ -248,7 +248,7 @@ def _count(db: sqlite_utils.Database, match: str | None) -> tuple[int, bool]:
 
 
 def _ranked(
-    db: sqlite_utils.Database,
+    db: Queryable,
     query: str,
     match: str,
     filters: SearchFilters,
@@ -287,7 +287,7 @@ def _ranked(
 
 
 def _vector_search(
-    db: sqlite_utils.Database,
+    db: Queryable,
     query: str,
     filters: SearchFilters,
     mode: str,

@@ -44,11 +44,12 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 
 import sqlite_utils
-from clawback.core.archive.read import session_messages
+from clawback.core.archive.read import resolve_session, session_messages
 from clawback.core.archive.recall import FactsProvider, RecallBlock, recall
 from clawback.core.archive.search import NearestChunks
 from clawback.core.chat.events import (
@@ -79,12 +80,14 @@ from clawback.core.claude.errors import ClaudeError
 from clawback.core.claude.mcp import McpTools, chat_tools, config_block
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
+from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
 from clawback.core.timeutil import normalize_ts
 
 __all__ = [
     "ChatEngine",
     "ChatEvent",
+    "ChatTarget",
     "ChatTurn",
     "Notice",
     "PreparedTurn",
@@ -98,6 +101,17 @@ __all__ = [
 ]
 
 MAX_FORK_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class ChatTarget:
+    """Where a turn goes (:meth:`ChatEngine.target`): a key, or a session id; ``forked`` is the
+    fork made for it, ``fork_of`` the archived session it continues (alone in a dry run)."""
+
+    key: str | None = None
+    session_id: str | None = None
+    forked: ChatSession | None = None
+    fork_of: str | None = None
 
 
 class ChatEngine:
@@ -214,11 +228,46 @@ class ChatEngine:
             tools=tools,
         )
         return PreparedTurn(
-            session_key=plan.key, session=plan.session, new_session=plan.new_session,
-            model=argv_model or self.runner.model, command=plan.command, message=plan.message,
-            prompt=prompt, argv=argv,
+            session_key=plan.key,
+            session=plan.session,
+            new_session=plan.new_session,
+            model=argv_model or self.runner.model,
+            command=plan.command,
+            message=plan.message,
+            prompt=prompt,
+            argv=argv,
             mcp_config=config_block(self.paths.home) if tools is not None else None,
-        )  # fmt: skip
+        )
+
+    def target(self, ref: str, *, dry: bool = False) -> ChatTarget:
+        """Where a message to the session ``ref`` goes, for every client alike.
+
+        ``ref`` is a chat key (it has a ``:``), a chat session's id or id prefix, or any archived
+        session (an id, prefix or key, as ``clawback show`` takes). A chat session is continued
+        as it is. An archived one (Claude Code, OpenClaw, or a native transcript this chat never
+        ran) is continued in a fork: the fresh fork made earlier if there is one, else a new
+        one, made now unless ``dry`` (a dry run only says which session it would fork).
+        """
+        ref = ref.strip()
+        if ":" in ref:
+            return ChatTarget(key=self.store.normalize_key(ref))
+        found = self.store.find(ref)
+        if found is not None:
+            return ChatTarget(session_id=found.id)
+        try:
+            parent = resolve_session(self.db, ref).id
+        except NotFoundError:
+            raise NotFoundError(
+                f"no session {ref!r}: give a key such as {local_session_key()} or a "
+                "session id (see `clawback sessions`)"
+            ) from None
+        live = self.store.live_fork(parent)
+        if live is not None:
+            return ChatTarget(session_id=live.id)
+        if dry:
+            return ChatTarget(fork_of=parent)
+        fork = self.fork(parent)
+        return ChatTarget(session_id=fork.id, forked=fork, fork_of=parent)
 
     def memory_tools(self, *, write: bool = True) -> McpTools | None:
         """The MCP flags that offer clawback's memory tools to ``claude`` (``chat.memory_tools``).
@@ -358,10 +407,14 @@ class ChatEngine:
     ) -> RecallBlock:
         try:
             return recall(
-                self.db, user_texts, cap=cap, present_ids=[m.id for m in kept],
+                self.db,
+                user_texts,
+                cap=cap,
+                present_ids=[m.id for m in kept],
                 present_texts=[m.content for m in kept] + list(others),
-                facts_provider=self.facts_provider, nearest=self.nearest,
-            )  # fmt: skip
+                facts_provider=self.facts_provider,
+                nearest=self.nearest,
+            )
         except sqlite3.Error:
             return RecallBlock(query="", cap=cap)  # recall is a bonus; a busy index skips it
 

@@ -22,6 +22,7 @@ archive's own tables except through the index callback.
 from __future__ import annotations
 
 import re
+import sqlite3
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.events import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
-from clawback.core.errors import NotFoundError
+from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.paths import Paths
 from clawback.core.timeutil import format_ts, parse_ts
 
@@ -214,9 +215,12 @@ class SessionStore:
     def header(self, session: ChatSession) -> dict[str, Any]:
         """The transcript header of ``session`` (rewritten only if the file was lost)."""
         return session_header(
-            session.id, session.key, session.created_at, parent=session.parent_id,
+            session.id,
+            session.key,
+            session.created_at,
+            parent=session.parent_id,
             label=session.label,
-        )  # fmt: skip
+        )
 
     def ensure_transcript(self, session: ChatSession) -> Transcript:
         """The session's transcript, its header written if the file is missing or empty."""
@@ -257,9 +261,12 @@ class SessionStore:
         key = self.normalize_key(key)
         with write_transaction(self.db):
             session = self._insert(
-                key, now=now or self.clock(), parent_id=parent_id,
-                model_override=model_override, label=normalize_label(label),
-            )  # fmt: skip
+                key,
+                now=now or self.clock(),
+                parent_id=parent_id,
+                model_override=model_override,
+                label=normalize_label(label),
+            )
         self.ensure_transcript(session)
         return session
 
@@ -379,9 +386,18 @@ class SessionStore:
                        context_tokens = coalesce(?, context_tokens),
                        last_model = coalesce(?, last_model), updated_at = ?
                    WHERE id = ?""",
-                (usage.input, usage.output, usage.cache_read, usage.cache_write,
-                 usage.total_tokens, context_window, model, self._stamp(now), session_id),
-            )  # fmt: skip
+                (
+                    usage.input,
+                    usage.output,
+                    usage.cache_read,
+                    usage.cache_write,
+                    usage.total_tokens,
+                    context_window,
+                    model,
+                    self._stamp(now),
+                    session_id,
+                ),
+            )
         return self.require(session_id)
 
     def mark_memory_flush(self, session_id: str, *, now: datetime | None = None) -> None:
@@ -393,10 +409,48 @@ class SessionStore:
                 (self._stamp(now), session_id),
             )
 
-    def record_compaction(self, session_id: str) -> None:
-        """A compaction line was appended to the session's transcript."""
-        with write_transaction(self.db) as conn:
-            conn.execute(
-                "UPDATE chat_sessions SET compaction_count = compaction_count + 1 WHERE id = ?",
-                (session_id,),
-            )
+    def find(self, ref: str) -> ChatSession | None:
+        """The chat session ``ref`` names: its id, or a unique prefix of 4+ characters.
+
+        ``None`` when no chat session matches; an ambiguous prefix is an error that says so.
+        """
+        rows = self.db.execute(
+            f"{_SELECT} WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC LIMIT 2",
+            (ref, ref + "%" if len(ref) >= 4 else ref, ref),
+        ).fetchall()
+        if len(rows) == 1 or (rows and rows[0][0] == ref):
+            return _row(rows[0])
+        if len(rows) > 1:
+            raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
+        return None
+
+    def live_fork(self, parent_id: str) -> ChatSession | None:
+        """A fresh, current fork of ``parent_id`` made earlier: a chat continues it rather
+        than forking again."""
+        for session in self.list(limit=1000):
+            if session.parent_id == parent_id and session.current and self.is_fresh(session):
+                return session
+        return None
+
+    def record_compaction(
+        self,
+        session_id: str,
+        *,
+        tokens_after: int | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> None:
+        """A compaction line was appended to the session's transcript; ``tokens_after`` is the
+        context's size estimate after it.
+
+        ``conn``: the caller's open transaction (compaction writes its ledger row in the same
+        one, so the count and the ledger never disagree); without it, a transaction of its own.
+        """
+        sql = (
+            "UPDATE chat_sessions SET compaction_count = compaction_count + 1,"
+            " total_tokens = coalesce(?, total_tokens) WHERE id = ?"
+        )
+        if conn is not None:
+            conn.execute(sql, (tokens_after, session_id))
+            return
+        with write_transaction(self.db) as own:
+            own.execute(sql, (tokens_after, session_id))

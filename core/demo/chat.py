@@ -127,9 +127,17 @@ def _insert_ledger_row(app: Home, view: TranscriptView) -> None:
         """INSERT INTO compactions (session_id, created_at, tokens_before, tokens_after,
                messages_removed, first_kept_id, summary, model)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-        (SESSION_ID, compaction.timestamp, compaction.tokens_before, compaction.tokens_after,
-         removed, compaction.first_kept_id, compaction.summary, view.messages[-1].model),
-    )  # fmt: skip
+        (
+            SESSION_ID,
+            compaction.timestamp,
+            compaction.tokens_before,
+            compaction.tokens_after,
+            removed,
+            compaction.first_kept_id,
+            compaction.summary,
+            view.messages[-1].model,
+        ),
+    )
 
 
 def _add_facts(app: Home, view: TranscriptView) -> None:
@@ -138,14 +146,21 @@ def _add_facts(app: Home, view: TranscriptView) -> None:
     def new(fact: DemoFact) -> NewFact:
         message = view.messages[fact.source]
         return NewFact(
-            fact.type, fact.content, fact.context, SESSION_ID, message.id,
+            fact.type,
+            fact.content,
+            fact.context,
+            SESSION_ID,
+            message.id,
             source_ts=message.timestamp,
-        )  # fmt: skip
+        )
 
     changes = store.apply([new(fact) for fact in FACTS])
     decision, *_others, question = (change.fact_id for change in changes)
     store.supersede(
-        question, ANSWERED.content, edited=False, session_id=SESSION_ID,
+        question,
+        ANSWERED.content,
+        edited=False,
+        session_id=SESSION_ID,
         message_id=view.messages[ANSWERED.source].id,
-    )  # fmt: skip
+    )
     store.edit(decision, CORRECTED)

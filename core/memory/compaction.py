@@ -393,42 +393,56 @@ class Compactor:
             )
         stamp = _stamp(engine)
         event_id = str(uuid.uuid4())
-        ledger_summary = (
-            mask_secrets(proposal.summary) if self.mask
-            else proposal.summary
-        )  # fmt: skip
+        ledger_summary = mask_secrets(proposal.summary) if self.mask else proposal.summary
         with write_transaction(engine.db) as conn:
-            conn.execute(
-                "UPDATE chat_sessions SET compaction_count = compaction_count + 1,"
-                " total_tokens = ? WHERE id = ?",
-                (proposal.tokens_after, session.id),
+            engine.store.record_compaction(
+                session.id, tokens_after=proposal.tokens_after, conn=conn
             )
             cursor = conn.execute(
                 """INSERT INTO compactions (session_id, created_at, tokens_before, tokens_after,
                        messages_removed, first_kept_id, summary, model)
                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                (session.id, stamp, proposal.tokens_before, proposal.tokens_after,
-                 proposal.messages_removed, proposal.first_kept_id, ledger_summary,
-                 proposal.model),
-            )  # fmt: skip
+                (
+                    session.id,
+                    stamp,
+                    proposal.tokens_before,
+                    proposal.tokens_after,
+                    proposal.messages_removed,
+                    proposal.first_kept_id,
+                    ledger_summary,
+                    proposal.model,
+                ),
+            )
             row_id = int(cursor.lastrowid or 0)
             # last, so that a failed write rolls the counters and the ledger back with it
             transcript.append(
                 [
                     compaction_event(
-                        event_id, stamp, proposal.summary, proposal.first_kept_id,
-                        proposal.tokens_before, proposal.tokens_after, model=proposal.model,
+                        event_id,
+                        stamp,
+                        proposal.summary,
+                        proposal.first_kept_id,
+                        proposal.tokens_before,
+                        proposal.tokens_after,
+                        model=proposal.model,
                     )
                 ],
                 sync=True,
-            )  # fmt: skip
+            )
         with contextlib.suppress(sqlite3.Error, OSError):  # the index catches up on next ingest
             engine.index(transcript.path)
         return CompactionRecord(
-            row_id, session.id, stamp, proposal.tokens_before, proposal.tokens_after,
-            proposal.messages_removed, proposal.first_kept_id, ledger_summary, proposal.model,
+            row_id,
+            session.id,
+            stamp,
+            proposal.tokens_before,
+            proposal.tokens_after,
+            proposal.messages_removed,
+            proposal.first_kept_id,
+            ledger_summary,
+            proposal.model,
             str(transcript.path),
-        )  # fmt: skip
+        )
 
     async def compact(
         self,

@@ -251,10 +251,18 @@ class MemoryFlush:
         name = self.workspace.daily_name(local.date())
         path = self.workspace.resolve(name)
         blank = FlushProposal(
-            session_id=session.id, notes="", target_name=name, target=path, block="", diff="",
-            created_at=format_ts(now), compaction_count=session.compaction_count, model=model,
-            cost=cost, heading=self._heading(session, local, path),
-        )  # fmt: skip
+            session_id=session.id,
+            notes="",
+            target_name=name,
+            target=path,
+            block="",
+            diff="",
+            created_at=format_ts(now),
+            compaction_count=session.compaction_count,
+            model=model,
+            cost=cost,
+            heading=self._heading(session, local, path),
+        )
         return blank.with_notes(notes, current=self._read(name))  # masked, block and diff built
 
     def apply(self, proposal: FlushProposal) -> Path | None:

@@ -226,14 +226,11 @@ class ChatDock(Vertical):
             loop.call_soon_threadsafe(self._on_event, event, epoch, written)
 
         async def run(engine: ChatEngine) -> TurnOutcome:
-            sid = session_id
-            parent = fork_from.id if fork_from is not None else None
-            if sid is not None and engine.store.get(sid) is None:
-                parent, sid = sid, None  # a native transcript clawback's chat never ran (imported)
-            if parent is not None:
-                fork = engine.fork(parent)
-                deliver(SessionChanged(fork, "fork", parent))
-                sid = fork.id
+            sid = origin
+            if origin is not None:  # the engine decides: this chat, a live fork, or a new fork
+                sid = engine.target(origin).session_id
+                if sid is not None and sid != origin:
+                    deliver(SessionChanged(engine.store.require(sid), "fork", origin))
             turn = engine.turn(text, session_id=sid, model=model, new=new and sid is None)
             async for event in turn:
                 deliver(event)

@@ -1,33 +1,9 @@
-"""Knowledge facts: short statements worth remembering, kept current by deterministic rules.
+"""The knowledge facts table: adding, editing and superseding facts, and recalling them.
 
 Facts come from the librarian (one extraction per conversation), from knowledge extraction after
 a compaction, and from people (``clawback facts edit|supersede``). They feed the ``<knowledge>``
-part of the recalled context through :func:`facts_for_recall`.
-
-A new fact is compared with the existing ones by text similarity, here in the core and not by
-the model, so the outcome is deterministic and testable. Each fact becomes a set of tokens:
-lowercased words, trailing punctuation trimmed, English stopwords dropped, a plural ``s`` cut
-(``uses`` = ``use``); negation words (``not``, ``never``, ``don't``...) are left out of the set
-and recorded as a flag. Between an existing fact ``A`` and a new one ``B`` (same type):
-
-* ``jaccard`` = |A ∩ B| / |A ∪ B|; ``old_cover`` = |A ∩ B| / |A|; ``new_cover`` = |A ∩ B| / |B|.
-* **SUPERSEDE** when they contradict: (a) one is negated and the other not, with
-  ``jaccard >= CONTRADICTION_OVERLAP`` (0.5); (b) a number changed (``A`` has a number ``B``
-  lacks and ``B`` one ``A`` lacks) and the words around the numbers overlap with
-  ``jaccard >= 0.5``; or (c) a value was swapped: both sides have 1 to ``SWAP_MAX`` (2) tokens
-  the other lacks, with ``jaccard >= 0.5`` ("PostgreSQL" -> "MySQL"). The old fact gets
-  ``superseded_by`` and stays listed with ``--all``; the new one is added.
-* **UPDATE** when ``B`` is a more detailed version of ``A``: ``old_cover >= COVER`` (0.8),
-  ``B`` has more tokens, and ``jaccard >= SIMILAR`` (0.4). ``A`` is replaced in place. A fact a
-  person edited is never rewritten by a machine: the new one is added beside it instead.
-* A person's edit also outlives re-extraction: a machine fact drawn from the very message an
-  edited fact came from (same ``message_id``) that would UPDATE or SUPERSEDE it counts as
-  **NONE** (the person already corrected what that message said). Reindexing re-opens every
-  conversation, so without this the librarian's second pass would undo the correction.
-* **NONE** when ``B`` is already known: ``new_cover >= COVER`` and ``jaccard >= SIMILAR``.
-* **ADD** otherwise. A new fact is checked against the active facts of its type, most similar
-  first; the first one any rule applies to decides. A fact with exactly the same tokens under
-  another type counts as known too (the model does not always type a fact the same way).
+part of the recalled context through :func:`facts_for_recall`. What a new fact does is decided
+by :mod:`clawback.core.memory.facts.rules` (``docs/facts.md``).
 
 This module must never delete a fact, never store text that has not been through
 :func:`mask_secrets`, and never let ``facts_fts`` (an external-content FTS5 table) drift from
@@ -39,12 +15,10 @@ from __future__ import annotations
 
 import builtins
 import functools
-import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
-from enum import StrEnum
 from typing import Any
 
 import sqlite_utils
@@ -54,6 +28,21 @@ from clawback.core.archive.recall import Fact as RecallFact
 from clawback.core.archive.recall import FactsProvider
 from clawback.core.db import write_transaction
 from clawback.core.errors import NotFoundError, UsageError
+from clawback.core.memory.facts.rules import (
+    CONTRADICTION_OVERLAP,
+    COVER,
+    FACT_TYPES,
+    SIMILAR,
+    SWAP_MAX,
+    Action,
+    Comparison,
+    Tokens,
+    compare,
+    compare_tokens,
+    jaccard,
+    recall_words,
+    tokenize,
+)
 from clawback.core.timeutil import now_ts
 
 __all__ = [
@@ -75,138 +64,8 @@ __all__ = [
     "tokenize",
 ]
 
-FACT_TYPES = ("decision", "implementation", "config", "issue", "task_state", "architecture")
-
-SIMILAR = 0.4  # least jaccard for UPDATE and NONE: the two facts are about the same thing
-COVER = 0.8  # share of one fact's tokens found in the other
-CONTRADICTION_OVERLAP = 0.5  # least jaccard for a negation flip, a changed number, a swapped value
-SWAP_MAX = 2  # most tokens on each side of a swapped value
-
 RECALL_LIMIT = 8
 _RECALL_TERMS = 32  # most query words sent to FTS5 for recall
-
-_STOPWORD_TEXT = """
-    a about above after again all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its
-    itself just let me more most my myself now of on once only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves then there
-    these they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself yourselves us via per should
-    shall may might must instead still already using use used uses
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_NEGATION_TEXT = (
-    "not no never none nothing nobody neither nor cannot without dont doesnt didnt isnt arent "
-    "wasnt werent wont cant couldnt shouldnt wouldnt hasnt havent hadnt"
-)
-_NEGATIONS = frozenset(_NEGATION_TEXT.split())
-_TOKEN = re.compile(r"\w[\w'’.:/@#+-]*")
-_TRIM = ".:/'’-+#@"
-_QUERY_WORD = re.compile(r"\w+")
-
-
-# --------------------------------------------------------------------------------- similarity
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A fact's comparable form: content words, its numbers, and whether it is negated."""
-
-    words: frozenset[str]
-    numbers: frozenset[str]
-    negated: bool
-
-    @property
-    def all(self) -> frozenset[str]:
-        return self.words | self.numbers
-
-
-def tokenize(text: str) -> Tokens:
-    """The tokens the update rules compare (see the module docstring)."""
-    words: set[str] = set()
-    numbers: set[str] = set()
-    negated = False
-    for raw in _TOKEN.findall(text.lower()):
-        word = raw.rstrip(_TRIM).replace("’", "'")
-        if not word:
-            continue
-        bare = word.replace("'", "")
-        if bare in _NEGATIONS or word.endswith("n't"):
-            negated = True
-            continue
-        if bare in _STOPWORDS:
-            continue
-        if word[0].isdigit():
-            numbers.add(word)
-            continue
-        if len(word) > 4 and word.isalpha() and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        words.add(word)
-    return Tokens(frozenset(words), frozenset(numbers), negated)
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = a | b
-    return len(a & b) / len(union) if union else 1.0
-
-
-class Action(StrEnum):
-    ADD = "add"
-    UPDATE = "update"
-    SUPERSEDE = "supersede"
-    NONE = "none"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """How a new fact relates to one existing fact; ``action`` is ADD when they are unrelated."""
-
-    action: Action
-    jaccard: float
-    old_cover: float
-    new_cover: float
-    reason: str
-
-
-def compare(old: str, new: str) -> Comparison:
-    """Apply the update rules to one pair of fact texts (``old`` existing, ``new`` incoming)."""
-    a, b = tokenize(old), tokenize(new)
-    return _compare_tokens(a, b)
-
-
-def _compare_tokens(a: Tokens, b: Tokens) -> Comparison:
-    old_all, new_all = a.all, b.all
-    shared = old_all & new_all
-    jaccard = _jaccard(old_all, new_all)
-    old_cover = len(shared) / len(old_all) if old_all else 1.0
-    new_cover = len(shared) / len(new_all) if new_all else 1.0
-
-    def result(action: Action, reason: str) -> Comparison:
-        return Comparison(action, jaccard, old_cover, new_cover, reason)
-
-    if a.negated != b.negated and jaccard >= CONTRADICTION_OVERLAP:
-        return result(Action.SUPERSEDE, "negation differs")
-    if (
-        a.numbers - b.numbers
-        and b.numbers - a.numbers
-        and _jaccard(a.words, b.words) >= CONTRADICTION_OVERLAP
-    ):
-        return result(Action.SUPERSEDE, "a number changed")
-    only_old, only_new = old_all - new_all, new_all - old_all
-    if (
-        0 < len(only_old) <= SWAP_MAX
-        and 0 < len(only_new) <= SWAP_MAX
-        and jaccard >= CONTRADICTION_OVERLAP
-    ):
-        return result(
-            Action.SUPERSEDE, f"{', '.join(sorted(only_old))} -> {', '.join(sorted(only_new))}"
-        )
-    if jaccard >= SIMILAR and old_cover >= COVER and len(new_all) > len(old_all):
-        return result(Action.UPDATE, "more detailed")
-    if jaccard >= SIMILAR and new_cover >= COVER:
-        return result(Action.NONE, "already known")
-    return result(Action.ADD, "unrelated")
 
 
 # ------------------------------------------------------------------------------------- records
@@ -396,10 +255,7 @@ class FactStore:
         A chat message is prose, so its words are OR-ed (each quoted, so nothing in it is
         FTS5 syntax); bm25 ranks facts matching more and rarer words first.
         """
-        words: list[str] = []
-        for word in _QUERY_WORD.findall(query.lower()):
-            if word not in _STOPWORDS and word not in words and (len(word) > 1 or word.isdigit()):
-                words.append(word)
+        words = recall_words(query)
         if not words or limit <= 0:
             return []
         match = " OR ".join(f'"{w}"' for w in words[:_RECALL_TERMS])
@@ -442,10 +298,10 @@ class FactStore:
         for row in rows:
             fact = _fact(row)
             tokens = tokenize(fact.content)
-            scored.append((_jaccard(tokens.all, incoming.all), fact.id, fact, tokens))
+            scored.append((jaccard(tokens.all, incoming.all), fact.id, fact, tokens))
         scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
         for _score, _id, fact, tokens in scored:
-            comparison = _compare_tokens(tokens, incoming)
+            comparison = compare_tokens(tokens, incoming)
             if comparison.action is Action.ADD:
                 continue
             if fact.edited and _same_source(fact, new) and comparison.action is not Action.NONE:
@@ -571,9 +427,19 @@ class FactStore:
             """INSERT INTO facts (type, content, context, session_id, message_id,
                    conversation_id, created_at, updated_at, edited, source_ts)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (_check_type(new.type), content, context, new.session_id, new.message_id,
-             new.conversation_id, now, now, int(edited), new.source_ts),
-        )  # fmt: skip
+            (
+                _check_type(new.type),
+                content,
+                context,
+                new.session_id,
+                new.message_id,
+                new.conversation_id,
+                now,
+                now,
+                int(edited),
+                new.source_ts,
+            ),
+        )
         fact_id = int(cursor.lastrowid or 0)
         conn.execute(
             "INSERT INTO facts_fts (rowid, content, context) VALUES (?, ?, ?)",
@@ -593,10 +459,18 @@ class FactStore:
             """UPDATE facts SET content = ?, context = ?, session_id = ?, message_id = ?,
                    conversation_id = ?, source_ts = ?, updated_at = ?, edited = ?
                WHERE id = ?""",
-            (content, context, new.session_id or old.session_id,
-             new.message_id or old.message_id, new.conversation_id or old.conversation_id,
-             new.source_ts or old.source_ts, now_ts(), int(edited or old.edited), old.id),
-        )  # fmt: skip
+            (
+                content,
+                context,
+                new.session_id or old.session_id,
+                new.message_id or old.message_id,
+                new.conversation_id or old.conversation_id,
+                new.source_ts or old.source_ts,
+                now_ts(),
+                int(edited or old.edited),
+                old.id,
+            ),
+        )
         conn.execute(
             "INSERT INTO facts_fts (rowid, content, context) VALUES (?, ?, ?)",
             (old.id, content, context),
