@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from clawback.core.errors import NotFoundError, UsageError
 
 from .helpers import cc_user, write_lines
