@@ -51,9 +51,9 @@ class Home:
                 f"{paths.database}: cannot open the index ({exc}). It can be rebuilt: move the"
                 " file away and run `clawback ingest`."
             ) from None
-        home = cls(paths, config, db)
-        Workspace(home.workspace).remove_stale_temp_files()  # left by a save that was killed
-        return home
+        opened = cls(paths, config, db)
+        Workspace(opened.workspace).remove_stale_temp_files()  # left by a save that was killed
+        return opened
 
     @property
     def workspace(self) -> Path:

@@ -233,6 +233,7 @@ class ChatTurn:
         transcript = self._transcript = store.ensure_transcript(session)
         user_text = strip_recalled(plan.message)
         retried = _retried(transcript.read().messages, user_text)
+        skip: list[str]
         if retried is None:
             user_id, skip = str(uuid.uuid4()), []
             transcript.append(
