@@ -36,7 +36,7 @@ class Queryable(Protocol):
 
 
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
-LATEST_MIGRATION = "0006_skipped_files"
+LATEST_MIGRATION = "0007_relative_transcripts"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:

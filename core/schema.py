@@ -211,4 +211,3 @@ def _relative_transcripts(db: sqlite_utils.Database) -> None:
            WHERE substr(transcript, -length('/sessions/' || id || '.jsonl'))
                  = '/sessions/' || id || '.jsonl'"""
     )
-

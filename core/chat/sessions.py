@@ -419,7 +419,7 @@ class SessionStore:
             (ref, ref + "%" if len(ref) >= 4 else ref, ref),
         ).fetchall()
         if len(rows) == 1 or (rows and rows[0][0] == ref):
-            return _row(rows[0])
+            return _row(rows[0], self.paths.home)
         if len(rows) > 1:
             raise UsageError(f"session id prefix {ref!r} is ambiguous; give more characters")
         return None
