@@ -5,7 +5,7 @@ BIN := $(dir $(PY))
 .PHONY: install check format lint types imports test
 
 install:
-	python3 -m venv .venv && $(BIN)pip install -q -e '.[dev]'
+	python3 -m venv .venv && $(BIN)pip install -q -e '.[dev,embeddings]'
 
 check: format lint types imports test
 

@@ -60,7 +60,7 @@ def peak_mb() -> float:
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return statistics.median(ordered) * 1000, p95 * 1000
 
 
@@ -178,7 +178,7 @@ def scale(work: Path, mb: float, per_second: float) -> None:
     count = store.count()
     print(f"scale corpus {mb:.0f} MB: {count:,} text chunks to embed; at {per_second:.1f}/s that is "
           f"{count / per_second / 3600:.1f} h (newest 10,000: {10_000 / per_second / 60:.1f} min); "
-          f"store {store.path.stat().st_size / 1e6:.0f} MB")  # fmt: skip
+          f"store {sum(p.stat().st_size for p in store.path.parent.glob('embeddings.db*')) / 1e6:.0f} MB")  # fmt: skip
     index = SemanticIndex(embedder, store)
     started = time.perf_counter()
     index.index.refresh()
@@ -221,7 +221,7 @@ def main() -> None:
         check(home, pairs)
         index, per_second, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
         recall_table(home, index, pairs)
-        size = (work / "home" / "embeddings.db").stat().st_size
+        size = sum(path.stat().st_size for path in (work / "home").glob("embeddings.db*"))
         print(f"vector store {size / 1e6:.1f} MB for {index.store.count():,} chunks; "
               f"index {(work / 'home' / 'clawback.db').stat().st_size / 1e6:.1f} MB")  # fmt: skip
         home.close()

@@ -16,6 +16,7 @@ the index cannot rebuild.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,9 @@ class VectorStore:
         return cls(path, conn)
 
     def close(self) -> None:
+        """Close, folding the write-ahead log back into the file when no reader holds it."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.conn.close()
 
     # -- what the vectors are ------------------------------------------------------------------
