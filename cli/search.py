@@ -14,7 +14,6 @@ import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
 from clawback.core.archive.search import MARK_END, MARK_START, MODES, SearchFilters, search
-from clawback.core.config import Config, load_config
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
 
@@ -66,8 +65,9 @@ def search_command(
 ) -> None:
     """Search every session by words and meaning (quotes for phrases, foo* prefixes, -word)."""
     conn = open_index(ctx)
-    paths, config = _settings(ctx)
-    nearest, why = (None, None) if mode == "keyword" else _vector_side(paths, config)
+    nearest, why, recency = None, None, False
+    if mode != "keyword":
+        nearest, why, recency = _vector_side(ctx)
     if mode in ("semantic", "hybrid") and nearest is None and why is None:
         why = "nothing is embedded yet (run `clawback embed`); showing keyword results"
     mode = mode or ("hybrid" if nearest is not None else "keyword")
@@ -81,7 +81,6 @@ def search_command(
         project=project,
         sidechains=not no_sidechains,
     )
-    recency = config.embeddings.recency_boost
     results = search(conn, query, filters, limit=limit, mode=mode, nearest=nearest, recency=recency)
     if why or results.note:
         note(why or results.note or "")
@@ -111,25 +110,33 @@ def search_command(
     )
 
 
-def _settings(ctx: click.Context) -> tuple[Paths, Config]:
-    """The home's paths and settings, without opening the whole home (a test may hand one in)."""
+def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
+    """The semantic index when this home has vectors (else ``None``), why not if it should have
+    them, and whether to favour recent hits. Settings, numpy and the model load only when there
+    are vectors, so a keyword search stays quick to start."""
     home = ctx.find_root().obj
     if home is not None and hasattr(home, "paths") and hasattr(home, "config"):
-        return home.paths, home.config
-    paths = Paths.resolve(home_option(ctx))
-    return paths, load_config(paths.config)
+        paths, config = home.paths, home.config  # a home handed in (tests) or already open
+    else:
+        paths = Paths.resolve(home_option(ctx))
+        if not paths.vectors.exists():
+            return None, None, False
+        from clawback.core.config import load_config
 
-
-def _vector_side(paths: Paths, config: Config) -> tuple[Any, str | None]:
-    """The semantic index when this home has vectors, else ``None`` and why (``None``: no
-    vectors, nothing to say). numpy and the model load only when there are vectors."""
+        config = load_config(paths.config)
+    recency = config.embeddings.recency_boost
     if config.embeddings.model.strip().lower() == "none" or not paths.vectors.exists():
-        return None, None
+        return None, None, recency
     try:
         from clawback.core.archive.embeddings.semantic import open_semantic
     except ImportError as exc:
-        return None, (
+        return (
+            None,
             f"semantic search needs {exc.name} (pip install 'clawback[embeddings]');"
-            " showing keyword results"
+            " showing keyword results",
+            recency,
         )
-    return open_semantic(config.embeddings.model, paths.vectors, threads=config.embeddings.threads)
+    nearest, why = open_semantic(
+        config.embeddings.model, paths.vectors, threads=config.embeddings.threads
+    )
+    return nearest, why, recency
