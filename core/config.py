@@ -68,7 +68,9 @@ class ChatConfig:
     flush_mode: str = setting("auto", "Pre-compaction memory flush: auto, ask or off.")
     flush_prompt: str = setting("", "System prompt of the memory flush; empty uses the default.")
     compaction_prompt: str = setting("", "System prompt of compaction; empty uses the default.")
-    reserve_tokens_floor: int = setting(5_000, "Flush threshold: reserve below the window.")
+    reserve_tokens_floor: int = setting(
+        20_000, "Flush threshold: reserve below the window (flush before compaction)."
+    )
     soft_threshold_tokens: int = setting(4_000, "Flush threshold: soft margin before it.")
     recall: bool = setting(True, "Add recalled context from the archive to each chat turn.")
     memory_tools: bool = setting(

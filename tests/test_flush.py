@@ -19,6 +19,7 @@ from clawback.core.memory.flush import (
     FlushPolicy,
     is_no_reply,
 )
+from clawback.core.memory.lifecycle import CompactionPolicy
 from clawback.core.timeutil import format_ts
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
@@ -86,15 +87,15 @@ def make_session(**values: object) -> ChatSession:
 
 
 @pytest.mark.parametrize(
-    ("total", "due"), [(190_999, False), (191_000, True), (191_001, True), (0, False)]
+    ("total", "due"), [(175_999, False), (176_000, True), (176_001, True), (0, False)]
 )
 def test_threshold_boundaries_with_the_configured_window(total: int, due: bool) -> None:
-    policy = FlushPolicy()  # 200,000 - 5,000 - 4,000 = 191,000
-    assert policy.threshold(make_session()) == 191_000
+    policy = FlushPolicy()  # 200,000 - 20,000 - 4,000 = 176,000
+    assert policy.threshold(make_session()) == 176_000
     assert policy.should_flush(make_session(total_tokens=total)) is due
 
 
-@pytest.mark.parametrize(("total", "due"), [(90_999, False), (91_000, True), (91_001, True)])
+@pytest.mark.parametrize(("total", "due"), [(75_999, False), (76_000, True), (76_001, True)])
 def test_threshold_uses_the_window_the_model_reported(total: int, due: bool) -> None:
     policy = FlushPolicy()
     session = make_session(total_tokens=total, context_tokens=100_000)
@@ -108,6 +109,14 @@ def test_policy_from_config() -> None:
     assert policy.threshold(make_session()) == 48_500
     assert not policy.should_flush(make_session(total_tokens=48_499))
     assert policy.should_flush(make_session(total_tokens=48_500))
+
+
+def test_with_the_defaults_the_flush_comes_before_compaction() -> None:
+    chat = ChatConfig()
+    session = make_session()
+    flush_at = FlushPolicy.from_config(chat).threshold(session)
+    assert flush_at == FlushPolicy().threshold(session)  # the policy's own default agrees
+    assert flush_at < CompactionPolicy.from_config(chat).limit(session)
 
 
 def test_once_per_compaction_cycle() -> None:

@@ -16,7 +16,7 @@ from clawback.core.claude.events import Usage
 from clawback.core.claude.runner import ClaudeTimeout
 from clawback.core.memory.compaction import COMPACTION_PROMPT, list_compactions
 from clawback.core.memory.facts import FactStore, NewFact
-from clawback.core.memory.flush import FLUSH_SYSTEM_PROMPT
+from clawback.core.memory.flush import FLUSH_SYSTEM_PROMPT, FlushPolicy
 from clawback.core.memory.lifecycle import CompactionPolicy, MemoryLifecycleHooks
 
 from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
@@ -124,6 +124,8 @@ async def test_auto_flush_then_auto_compaction_across_turns(
 async def test_the_flush_runs_before_an_automatic_compaction_even_below_its_threshold(
     engine: ChatEngine, fake_claude: FakeClaude, app
 ) -> None:
+    # a 5,000 floor puts the flush threshold (11k) above compaction's (4k) in this small window
+    hooks_of(engine).flush.policy = FlushPolicy(reserve_tokens_floor=5_000)
     fake_claude.reply(REPLY).context_window(20_000).usage(input=100)
     await turn(engine, "hello there")
     await turn(engine, "tell me about the bees")

@@ -129,5 +129,8 @@ def report_failure(app: ClawbackApp, worker: Worker[Any]) -> None:
     if not isinstance(error, ClawbackError):  # a bug rather than a user's mistake: name its type
         reason = f"{type(error).__name__}: {error}"
     app.log.error(f"worker {worker.name!r} failed", error)
-    title = f"{worker.name.strip('_').replace('_', ' ')} failed"
+    words = worker.name.strip("_").split("_")
+    if len(words) > 1 and words[0] in ("run", "do", "load", "fetch", "show"):
+        words = words[1:]  # "_run_flush" reads "Flush failed", not "run flush failed"
+    title = f"{' '.join(words).capitalize()} failed"
     app.notify(reason, title=title, severity="error", timeout=8)

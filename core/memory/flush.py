@@ -84,11 +84,15 @@ def is_no_reply(text: str) -> bool:
 class FlushPolicy:
     """When a memory flush is due: the session's last prompt is within the reserve of its window.
 
+    The floor's default (OpenClaw's, 20,000) puts the flush (176k of 200k) before compaction
+    (184k, ``chat.reserve_tokens`` 16,000 below): with a 5,000 floor the flush threshold sat
+    above compaction's, so it only ever ran as part of a compaction.
+
     ``context_window`` is used until the model reports its own (``session.context_tokens``).
     """
 
     context_window: int = 200_000
-    reserve_tokens_floor: int = 5_000
+    reserve_tokens_floor: int = 20_000
     soft_threshold_tokens: int = 4_000
 
     @classmethod

@@ -201,7 +201,15 @@ async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) ->
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(tui.screen, PromptScreen)
-        target = tmp_path / "export.md"
+        offered = Path(tui.screen.query_one(Input).value)  # the documented exports folder
+        assert offered.parent == tui.store.paths.home / "exports"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert offered.read_text().startswith("# Choosing the search index")
+        assert any(str(offered) in n.message for n in tui._notifications)  # says where
+        await pilot.press("e")
+        await pilot.pause()
+        target = tmp_path / "elsewhere" / "export.md"
         tui.screen.query_one(Input).value = str(target)
         await pilot.press("enter")
         await settle(pilot)

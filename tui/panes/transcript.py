@@ -332,7 +332,9 @@ class TranscriptPane(Pane):
             return
         session = self.session
         slug = re.sub(r"[^a-z0-9]+", "-", session.title.lower()).strip("-")[:40] or "session"
-        default = str(Path.cwd() / f"{slug}-{session.id[:8]}.md")
+        # One documented place (exports/ in the clawback home), not whatever folder the app
+        # happened to start in; the dialog lets one type any other path.
+        default = str(self.store.paths.home / "exports" / f"{slug}-{session.id[:8]}.md")
 
         def export(path: str | None) -> None:
             if path:
@@ -343,6 +345,7 @@ class TranscriptPane(Pane):
     @work(thread=True, group="export", exit_on_error=False)
     def _export(self, session_id: str, path: Path) -> None:
         text = self.store.export_markdown(session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, text.encode("utf-8"))
         self.app.call_from_thread(self.notify, f"Exported to {path}", title="Export")
 

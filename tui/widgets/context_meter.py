@@ -41,16 +41,20 @@ class Usage:
         return "flush" if self.tokens >= self.flush_at else "ok"
 
     def describe(self) -> str:
+        """``12,345 of 200k tokens (6%) · flush at 176k ┃ · compact at 184k ║``: each mark is
+        named beside the figure it stands for, in the order the bar reaches them."""
         percent = 100 * self.tokens / self.window if self.window else 0
-        return (
-            f"{self.tokens:,} / {_short(self.window)} tokens ({percent:.0f}%)"
-            f" · {FLUSH_MARK} flush {_short(self.flush_at)} · {COMPACT_MARK} compact"
-            f" {_short(self.compact_at)}"
+        marks = sorted(
+            [(self.flush_at, f"flush at {_short(self.flush_at)} {FLUSH_MARK}"),
+             (self.compact_at, f"compact at {_short(self.compact_at)} {COMPACT_MARK}")]
+        )  # fmt: skip
+        return f"{self.tokens:,} of {_short(self.window)} tokens ({percent:.0f}%) · " + " · ".join(
+            label for _, label in marks
         )
 
 
 def _short(tokens: int) -> str:
-    """Thresholds read at a glance: 191k rather than 191,000."""
+    """Thresholds read at a glance: 176k rather than 176,000."""
     return f"{tokens / 1000:.0f}k" if tokens >= 10_000 else f"{tokens:,}"
 
 

@@ -52,14 +52,16 @@ class LedgerRow(Collapsible):
 
 
 def fact_row(fact: Fact) -> Content:
-    """``type  content · edited``; a superseded fact dimmed and struck through. (``dim``, as
-    the "auto" colours ``$text-muted``/``$text-disabled`` come out white in an option.)"""
+    """``#id type  content · edited``; a superseded fact dimmed and struck through. The id is
+    shown because a superseded fact names its successor by it. (``dim``, as the "auto"
+    colours ``$text-muted``/``$text-disabled`` come out white in an option.)"""
     if fact.superseded_by is not None:
         return Content.assemble(
-            (f"{fact.type}  {fact.content}", "dim strike"),
+            (f"#{fact.id} {fact.type}  {fact.content}", "dim strike"),
             (f" · superseded by #{fact.superseded_by}", "dim"),
         )
     return Content.assemble(
+        (f"#{fact.id} ", "dim"),
         (f"{fact.type}  ", "dim"),
         fact.content,
         (" · edited", "italic $text-accent") if fact.edited else "",
