@@ -1,8 +1,11 @@
-"""Builders for transcript lines in the real shapes, used across tests."""
+"""Builders for transcript lines in the real shapes, and waiting on conditions, used across tests."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +63,19 @@ def entry_rows(app: Any) -> list[tuple[Any, ...]]:
         """SELECT f.file_key, e.line, e.block, e.piece, e.kind, e.text FROM entries e
            JOIN files f ON f.id = e.file_id ORDER BY f.file_key, e.line, e.block, e.piece"""
     ).fetchall()
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    """Poll ``condition`` until it holds: tests wait on what they need, never on a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up after {timeout:g} s waiting for {what}"
+        time.sleep(0.01)
+
+
+async def until(condition: Callable[[], object], what: str, timeout: float = 10.0) -> None:
+    """:func:`wait_until` for async tests: the event loop keeps running while we wait."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up after {timeout:g} s waiting for {what}"
+        await asyncio.sleep(0.01)

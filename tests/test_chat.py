@@ -367,13 +367,18 @@ async def test_cancel_keeps_the_partial_reply_marked_partial(
 
 async def test_engine_cancel_from_elsewhere(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     fake_claude.mode("slow").reply(LONG_REPLY).delay(0.1)
+    streaming = asyncio.Event()
 
-    async def cancel_soon() -> None:
-        await asyncio.sleep(0.6)
+    def on_event(event: object) -> None:
+        if isinstance(event, ReplyDelta):
+            streaming.set()
+
+    async def cancel_once_streaming() -> None:
+        await asyncio.wait_for(streaming.wait(), 10)
         engine.cancel()
 
-    canceller = asyncio.create_task(cancel_soon())
-    outcome = await engine.run_turn("go on", key=KEY)
+    canceller = asyncio.create_task(cancel_once_streaming())
+    outcome = await engine.run_turn("go on", key=KEY, on_event=on_event)
     await canceller
     assert outcome.cancelled and outcome.partial
 
@@ -383,15 +388,17 @@ async def test_cancelling_the_task_keeps_the_partial_and_propagates(
 ) -> None:
     fake_claude.mode("slow").reply(LONG_REPLY).delay(0.1)
     deltas: list[str] = []
+    two_deltas = asyncio.Event()
 
     async def consume() -> None:
         async for event in engine.turn("tell me", key=KEY):
             if isinstance(event, ReplyDelta):
                 deltas.append(event.text)
+                if len(deltas) == 2:
+                    two_deltas.set()
 
     task = asyncio.create_task(consume())
-    while len(deltas) < 2:
-        await asyncio.sleep(0.02)
+    await asyncio.wait_for(two_deltas.wait(), 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import stat
 import time
 from pathlib import Path
 
 import pytest
+from clawback.core.claude import runner as runner_module
 from clawback.core.claude.events import (
     ApiRetry,
     AssistantMessage,
@@ -45,6 +47,7 @@ from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
     no_leftover_processes,
     wait_gone,
 )
+from .helpers import until
 
 SYSTEM = "You are clawback's test assistant."
 LONG_PROMPT = "Tell me about write-ahead logging, readers, writers and checkpoints in SQLite."
@@ -370,7 +373,7 @@ async def test_cancel_keeps_partial_text_and_stops_the_group(fake_claude: FakeCl
     fake_claude.mode("slow").delay(0.2).set_env("FAKE_CLAUDE_SPAWN_CHILD", "1")
     runner = fake_claude.runner()
     deltas: list[str] = []
-    got_text = asyncio.Event()
+    two_deltas = asyncio.Event()
     caught: list[ClaudeCancelled] = []
 
     async def chat_turn() -> None:
@@ -379,14 +382,14 @@ async def test_cancel_keeps_partial_text_and_stops_the_group(fake_claude: FakeCl
                 async for event in s:
                     if isinstance(event, TextDelta):
                         deltas.append(event.text)
-                        got_text.set()
+                        if len(deltas) == 2:  # cancel mid-stream, not at its first word
+                            two_deltas.set()
         except ClaudeCancelled as exc:
             caught.append(exc)
             raise
 
     task = asyncio.create_task(chat_turn())
-    await asyncio.wait_for(got_text.wait(), 5)
-    await asyncio.sleep(0.3)
+    await asyncio.wait_for(two_deltas.wait(), 10)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -403,9 +406,13 @@ async def test_cancel_keeps_partial_text_and_stops_the_group(fake_claude: FakeCl
 
 
 async def test_cancel_run_inside_wait_for(fake_claude: FakeClaude) -> None:
+    """wait_for's timeout cancels a running ``run()``; the timeout is given once claude runs (a
+    slow reply takes seconds more), where a fixed 0.5 s could pass before it even started."""
     fake_claude.mode("slow")
+    run = asyncio.ensure_future(fake_claude.runner().run(LONG_PROMPT, system_prompt=SYSTEM))
+    await until(fake_claude.calls, "claude to start")
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(fake_claude.runner().run(LONG_PROMPT, system_prompt=SYSTEM), 0.5)
+        await asyncio.wait_for(run, 0.01)
     assert await wait_gone(fake_claude.last_call()["pid"])
 
 
@@ -432,16 +439,25 @@ async def test_runner_is_reusable_and_concurrent(fake_claude: FakeClaude) -> Non
     assert all(os.path.isabs(c["cwd"]) for c in fake_claude.calls())
 
 
-async def test_a_second_cancel_cuts_the_grace_short(fake_claude: FakeClaude) -> None:
+async def test_a_second_cancel_cuts_the_grace_short(
+    fake_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_claude.mode("hang").set_env("FAKE_CLAUDE_IGNORE_SIGTERM", "1")
+    terminated = asyncio.Event()
+    signal_group = runner_module._signal_group
+
+    def spy(pid: int, sig: signal.Signals) -> None:
+        signal_group(pid, sig)
+        if sig == signal.SIGTERM:
+            terminated.set()
+
+    monkeypatch.setattr(runner_module, "_signal_group", spy)
     runner = fake_claude.runner(kill_grace=5.0)
     task = asyncio.create_task(runner.run("hi", system_prompt=SYSTEM))
-    deadline = time.monotonic() + 5
-    while not fake_claude.calls() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
+    await until(fake_claude.calls, "claude to start")
     started = time.monotonic()
     task.cancel()
-    await asyncio.sleep(0.2)  # now in the grace period: the fake ignores SIGTERM
+    await asyncio.wait_for(terminated.wait(), 5)  # in the grace period: the fake ignores SIGTERM
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -29,6 +29,7 @@ from .fake_claude.fixtures import (  # noqa: F401  (fixtures)
     fake_claude_fixture,
     no_leftover_processes,
 )
+from .helpers import until
 from .test_flush import (  # noqa: F401  (fixtures)
     KEY,
     clock_fixture,
@@ -279,7 +280,7 @@ async def test_cancelling_the_extraction_stops_claude(
     compactor.commit(proposal)
     fake_claude.mode("hang")
     task = start_fact_extraction(app.db, engine.runner, proposal, report=lambda _: None)
-    await asyncio.sleep(0.3)
+    await until(fake_claude.calls, "claude to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task  # and no claude process is left behind (the autouse fixture checks)

@@ -14,7 +14,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from clawback.core.timeutil import format_ts
 
 from .cli_runner import CLAWBACK, run_cli
 from .fake_claude.fixtures import FAKE_CLAUDE, FakeClaude, fake_claude_fixture  # noqa: F401
-from .helpers import cc_assistant, cc_user, write_lines
+from .helpers import cc_assistant, cc_user, until, wait_until, write_lines
 
 KEY = "sk-ant-api03-" + "Qw7" * 12
 
@@ -293,9 +292,7 @@ async def test_cancelling_returns_the_conversation_to_ready(
     fake_claude.mode("slow").delay(30).set_env("FAKE_CLAUDE_RETRIES", "1")
     librarian = app.librarian(fake_claude.runner())
     task = asyncio.create_task(librarian.process())
-    deadline = time.monotonic() + 10
-    while not fake_claude.calls() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await until(fake_claude.calls, "claude to start")
     assert statuses(app) == {"s": "processing"}
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -340,9 +337,7 @@ def test_sigkill_mid_call_then_a_rerun_completes(src: Path, tmp_path: Path) -> N
                             stderr=subprocess.DEVNULL)  # fmt: skip
     orphans: list[int] = []
     try:
-        deadline = time.monotonic() + 20
-        while not (log.exists() and log.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: log.exists() and log.read_text().strip(), "claude to start", 20)
         assert status() == "processing"
         orphans = [json.loads(line)["pid"] for line in log.read_text().splitlines()]
         proc.send_signal(signal.SIGKILL)
