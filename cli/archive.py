@@ -307,6 +307,11 @@ def watch(ctx: click.Context) -> None:
         embedder.start()  # new messages get their vectors as they arrive
     try:
         watch_sources(app, on_batch=report, on_ready=ready)
+    except KeyboardInterrupt:
+        # Ctrl-C is how watch stops. Idle, watchfiles returns quietly; in the middle of a batch
+        # the interrupt lands in Python code instead, and must not turn into "Aborted." and 130:
+        # the ingest it cut short is crash-safe and resumes on the next run.
+        pass
     finally:
         if embedder is not None:
             embedder.stop()

@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from .cli_runner import CLAWBACK
 from .cli_runner import run_cli as run
 from .helpers import cc_user, wait_until, write_lines
@@ -45,3 +47,28 @@ def test_watch_ingests_changes_quickly_and_stops_on_ctrl_c(tmp_path: Path) -> No
         _, stderr = watcher.communicate(timeout=15)
     assert watcher.returncode == 0
     assert "Traceback" not in stderr
+
+
+def test_ctrl_c_in_the_middle_of_a_batch_also_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Idle, watchfiles swallows Ctrl-C; during a batch it lands in the ingest instead."""
+    from clawback.core import watch as watch_module
+    from clawback.core.home import Home
+
+    home, projects = tmp_path / "home", tmp_path / "projects"
+    projects.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude_code_path = "{projects}"\nopenclaw = false\n'
+    )
+    batch = watch_module.Changes(frozenset({projects / "-home-u-p" / "s1.jsonl"}), False)
+    monkeypatch.setattr(watch_module, "watch_changes", lambda folders, **_: iter([None, batch]))
+
+    def interrupted(self: Home, changed: set[Path], *, deleted: bool = False) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Home, "ingest_changed", interrupted)
+    result = run("watch", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "Watching" in result.stderr and "Aborted" not in result.stderr
