@@ -30,20 +30,34 @@ class NestedTooDeep(ValueError):
         super().__init__("JSON nested too deeply")
 
 
-def may_hold_lone_surrogate(text: str | bytes) -> bool:
-    """Whether ``text`` has a surrogate escape, so decoding it could give a lone surrogate."""
-    if isinstance(text, bytes):
-        return b"\\ud" in text or b"\\uD" in text
-    return "\\ud" in text or "\\uD" in text
+# A high surrogate escape not followed by a low one, or a low one not after a high one. An
+# escaped backslash before "u" makes this match too, which only costs a needless walk.
+_LONE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
-def loads(text: str | bytes) -> Any:
-    """``json.loads`` that raises only ``ValueError`` and returns only encodable strings."""
+def may_hold_lone_surrogate(text: str) -> bool:
+    """Whether decoding ``text`` could give a lone surrogate (a pair escaped whole cannot).
+
+    Text written with ``ensure_ascii`` is full of escaped pairs (every emoji), so the cheap
+    ``in`` tests come first and the regex only runs where a surrogate escape is.
+    """
+    return ("\\ud" in text or "\\uD" in text) and _LONE_ESCAPE.search(text) is not None
+
+
+def loads(text: str, *, escapes: bool = True) -> Any:
+    """``json.loads`` that raises only ``ValueError`` and returns only encodable strings.
+
+    ``escapes=False`` promises that ``text`` holds no ``\\u`` at all (a caller that has the
+    bytes can tell that faster than a search of the decoded text).
+    """
     try:
         value = json.loads(text)
     except RecursionError:
         raise NestedTooDeep() from None
-    return clean(value) if may_hold_lone_surrogate(text) else value
+    return clean(value) if escapes and may_hold_lone_surrogate(text) else value
 
 
 def raw_decode(text: str, pos: int) -> tuple[Any, int]:

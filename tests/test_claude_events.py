@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from clawback.core.claude.events import (
     parse_json_result,
     parse_stream_line,
 )
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .fake_claude.fixtures import EXTRA_CAPTURES, requires_shared_captures
@@ -400,3 +401,52 @@ def test_any_json_object_never_breaks_the_parser(
     parse_stream_line(json.dumps(obj))
     if kind == "result":
         assert isinstance(parse_json_result(json.dumps(obj)), Result)
+
+
+# -- issue 11: whatever claude prints, parsing gives an event, None or UnparseableOutput ---------
+
+_stream_values = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.floats(), st.integers(-(10**40), 10**40), st.text(),
+        st.sampled_from(["\ud83d", "\ude00", "1e30"]),
+    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=10,
+)  # fmt: skip
+_stream_types = st.sampled_from(["stream_event", "assistant", "result", "system", "user", "x"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(_stream_types, st.dictionaries(st.sampled_from(
+    ["event", "message", "usage", "result", "subtype", "modelUsage", "total_cost_usd", "is_error",
+     "num_turns", "duration_ms", "api_error_status", "session_id", "model", "tools"]
+), _stream_values, max_size=6), st.booleans())  # fmt: skip
+def test_any_stream_line_parses_to_encodable_values(kind: str, fields: dict, ascii_: bool) -> None:
+    line = json.dumps({"type": kind, **fields}, ensure_ascii=ascii_)
+    try:
+        event = parse_stream_line(line.encode("utf-8", "surrogatepass"))
+    except UnparseableOutput:
+        return
+    for text in _strings(event):
+        text.encode("utf-8")  # every string in it can be written anywhere
+    for value in vars(getattr(event, "usage", None) or Usage()).values():
+        assert abs(value) <= 2**53
+
+
+def _strings(value: Any) -> list[str]:
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list | tuple):
+            stack += list(item)
+        elif dataclasses.is_dataclass(item):
+            stack += [getattr(item, f.name) for f in dataclasses.fields(item)]
+    return found
+
+
+def test_too_deep_json_is_an_ignored_line() -> None:
+    assert parse_stream_line('{"type":"x","y":' + "[" * 100_000 + "]" * 100_000 + "}") is None

@@ -45,7 +45,7 @@ def decode_line(raw: bytes) -> tuple[list[Any], str | None]:
         problem = "invalid UTF-8 (replaced)"
     else:
         try:
-            return [safejson.loads(text)], None
+            return [safejson.loads(text, escapes=b"\\u" in raw)], None
         except safejson.NestedTooDeep as exc:
             return [], str(exc)
         except ValueError:

@@ -192,13 +192,15 @@ def mask_secrets(text: str) -> str:
         masked = _SENDGRID.sub(_mask_prefixed, _GITLAB.sub(_mask_prefixed, text))
         if masked != text:
             text, raw = masked, masked.encode()
+    classes = raw.translate(_TO_CLASS)
     if len(raw) >= _AWS_SECRET_LEN:
-        wide = raw.translate(_TO_WIDE_CLASS)
+        # Only "/" tells the two classes apart: without one, one translation serves both.
+        wide = raw.translate(_TO_WIDE_CLASS) if b"/" in raw else classes
         if wide.find(_RUN_AWS_SECRET) >= 0:
             masked = _mask_aws_secrets(text, raw, wide)
             if masked != text:
                 text, raw = masked, masked.encode()
-    classes = raw.translate(_TO_CLASS)
+                classes = raw.translate(_TO_CLASS)
     at = classes.find(_RUN_SHORT)
     if at < 0:
         return text
