@@ -1,0 +1,58 @@
+"""A command imports only what it uses: ``clawback search`` pays for no chat, memory or UI code.
+
+Start-up is most of a search's time, and one stray top-level import (a type used only in an
+annotation, a helper module that pulls in sqlite-utils) undoes the lazy CLI without any other
+test noticing. This runs a real search in a fresh interpreter and lists what it imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ..cli_runner import run_cli
+from ..helpers import cc_user, write_lines
+
+#: What a keyword search must not import (packages, with everything under them).
+NOT_FOR_SEARCH = (
+    "clawback.core.chat",
+    "clawback.core.memory",
+    "clawback.tui",
+    "textual",
+    "rich",
+    "sqlite_utils",
+)
+
+SEARCH_THEN_LIST_MODULES = """\
+import json, sys
+from clawback.cli.main import cli
+cli.main(["search", "tangerine", "--json"], standalone_mode=False)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_search_imports_no_chat_memory_ui_rich_or_sqlite_utils(tmp_path: Path) -> None:
+    write_lines(tmp_path / "src" / "proj" / "s1.jsonl", [cc_user("s1", "u1", "tangerine plan")])
+    home = tmp_path / "home"
+    ingested = run_cli("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home)
+    assert ingested.returncode == 0, ingested.stderr
+
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH_THEN_LIST_MODULES],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        env={**os.environ, "CLAWBACK_HOME": str(home)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    hits, _, modules = done.stdout.rstrip("\n").rpartition("\n")
+    assert [hit["session_id"] for hit in json.loads(hits)] == ["s1"]  # a real search ran
+    imported = json.loads(modules)
+    assert "clawback.cli.search" in imported
+    unwanted = [
+        name
+        for name in imported
+        if any(name == root or name.startswith(root + ".") for root in NOT_FOR_SEARCH)
+    ]
+    assert unwanted == []
