@@ -101,6 +101,11 @@ class ClawbackApp(App[int]):
         self.panes.sessions.display = sessions
         self.query_one("#main").display = not (sessions and self.narrow)
 
+    def _show_main(self) -> None:
+        """Before focusing into the main pane: on a narrow terminal it may be hidden behind
+        the list, which goes once focus has moved (:meth:`on_descendant_focus`)."""
+        self.query_one("#main").display = True
+
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if self.narrow:  # focus left the list (a session opened, a pane key): the pane returns
             self._arrange(self.panes.sessions.has_focus_within)
@@ -115,7 +120,10 @@ class ClawbackApp(App[int]):
         if name == "sessions" and not pane.display:
             self.action_toggle_sessions()
         elif focus and self.narrow and name != "sessions":
-            self._arrange(False)
+            # Show the pane first and let the list go once focus has moved into it: hiding
+            # the focused list first made Textual move focus on its own, after ours, to
+            # whatever came next (the search results, not the input).
+            self._show_main()
         switcher = self.query_one("#main", ContentSwitcher)
         await self.panes.mount(pane, switcher)
         if name != "sessions" and switcher.current != name:
@@ -151,11 +159,13 @@ class ClawbackApp(App[int]):
         self.push_screen(HelpScreen(self))  # its own keys close it, so it never stacks
 
     async def action_new_chat(self) -> None:
+        self._show_main()
         await self.action_show_pane("transcript", focus=False)
         await self.panes.transcript.new_chat()
 
     async def action_chat(self) -> None:
         """The chat input under the open transcript (a new chat when none is open)."""
+        self._show_main()
         await self.action_show_pane("transcript", focus=False)
         await self.panes.transcript.action_chat()
 

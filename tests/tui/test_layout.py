@@ -8,7 +8,7 @@ import tomllib
 from clawback.tui.app import NARROW, ClawbackApp
 from clawback.tui.panes.sessions import SessionList, SessionsPane
 from clawback.tui.widgets.message_view import MessageView
-from textual.widgets import Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from .pilot import settle
 
@@ -41,8 +41,15 @@ async def test_on_a_small_terminal_the_list_and_the_transcript_take_turns(
         config = tui.store.paths.config
         saved = tomllib.loads(config.read_text()) if config.exists() else {}
         assert saved.get("ui", {}).get("show_sessions", True) is True
-        await pilot.press("ctrl+f")  # search has the screen too
+        await pilot.press("f2", "ctrl+f", *"sidebar")  # from the list, straight into search
+        await settle(pilot)
         assert showing(tui) == (False, True)
+        assert tui.query_one("#search-input", Input).value == "sidebar"
+        assert tui.focused is tui.query_one("#search-input")
+        await pilot.press("f2", "ctrl+n")  # a new chat from the list: straight to its input
+        await settle(pilot)
+        assert showing(tui) == (False, True)
+        assert tui.focused is tui.query_one("#chat-input")
 
 
 async def test_growing_the_terminal_brings_the_list_back_beside(tui: ClawbackApp) -> None:

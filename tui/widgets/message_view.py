@@ -32,7 +32,15 @@ ROLES = {"user": "You", "assistant": "Claude", "system": "System", "tool": "Tool
 FOLDED_KINDS = {"tool_use", "tool_result", "thinking", "compaction"}
 SUMMARY_WIDTH = 100
 # How tools word a failure; the archive keeps no is_error flag, so the view reads the output.
-ERROR_PREFIXES = ("<tool_use_error>", "Error:", "error:", "Exit code ", "ERROR")
+ERROR_PREFIXES = (
+    "<tool_use_error>",
+    "Error:",
+    "error:",
+    "Exit code ",
+    "ERROR",
+    "Traceback (most recent call last)",
+    "The user doesn't want to proceed",  # a refused tool call: Claude Code marks it is_error
+)
 
 
 def is_folded(message: Message) -> bool:
