@@ -36,6 +36,12 @@ class Kind(StrEnum):
     TOOL_RESULT = "tool_result"
     COMPACTION = "compaction"  # a compaction summary / boundary event
     SUMMARY = "summary"  # a session title line (Claude Code ``summary``)
+    # What the CLI, not the person, put into the transcript (Claude Code writes most of these
+    # as ``type: user`` lines): kept searchable, never counted as a prompt.
+    HOOK = "hook"  # a hook's output or error (Claude Code ``attachment`` lines)
+    COMMAND_OUTPUT = "command_output"  # ``<bash-stdout>``, ``<local-command-stdout>``
+    NOTIFICATION = "notification"  # ``<task-notification>``, caveats, 1.0.x system notices
+    INTERRUPTION = "interruption"  # ``[Request interrupted by user]``
 
 
 # ``--kind`` filter names -> the entry kinds they select.
@@ -43,6 +49,9 @@ KIND_FILTERS: dict[str, tuple[Kind, ...]] = {
     "text": (Kind.TEXT, Kind.COMPACTION, Kind.SUMMARY),
     "thinking": (Kind.THINKING,),
     "tool": (Kind.TOOL_USE, Kind.TOOL_RESULT),
+    "output": (Kind.COMMAND_OUTPUT,),
+    "hook": (Kind.HOOK,),
+    "notice": (Kind.NOTIFICATION, Kind.INTERRUPTION),
     "all": tuple(Kind),
 }
 
@@ -74,13 +83,15 @@ class SessionMeta:
 
     session_id: str | None = None
     key: str | None = None  # session key (native / OpenClaw)
-    title: str | None = None  # Claude Code summary line, OpenClaw display name
+    title: str | None = None  # an AI title, OpenClaw display name, pi session name
+    custom_title: str | None = None  # a name the person gave (custom-title, /rename): wins
     cwd: str | None = None
     parent_id: str | None = None
     channel: str | None = None
     created: str | None = None
     label: str | None = None  # "" means the label was cleared
-    # A Claude Code summary names the session holding this message uuid, often another file's.
+    # A Claude Code summary names the session holding this message uuid, often another file's;
+    # ``title`` is then that session's title, not this file's.
     title_for_uuid: str | None = None
 
 

@@ -114,10 +114,11 @@ def test_image_only_line_becomes_an_image_marker_without_base64() -> None:
     assert image.text == "[image]"
 
 
-def test_is_meta_and_injected_text_are_not_conversational() -> None:
+def test_command_caveat_is_a_notification_not_a_prompt() -> None:
     entries = {e.uuid: e for e in entries_of(MAIN_FILE)}
     caveat = entries["7e1a0c55-0000-4c2d-9f00-000000000000"]
-    assert caveat.kind is Kind.TEXT and not caveat.conversational
+    assert caveat.kind is Kind.NOTIFICATION and caveat.role is Role.SYSTEM
+    assert not caveat.conversational
 
 
 def test_slash_command_is_shown_as_the_command() -> None:
@@ -323,7 +324,8 @@ def test_summary_only_file_gives_a_title(shared_dir: Path) -> None:
 def test_titles_from_custom_and_ai_title_lines(shared_dir: Path) -> None:
     parsed = parse_file(real(shared_dir, "jazzyalex__agent-sessions/claude-small.jsonl"))
     titles = [p.meta.title for _, p in parsed if p.meta and p.meta.title]
-    assert "Stage0 small fixture" in titles and "Stage0 AI title" in titles
+    custom = [p.meta.custom_title for _, p in parsed if p.meta and p.meta.custom_title]
+    assert custom == ["Stage0 small fixture"] and "Stage0 AI title" in titles
 
 
 def test_detect_format_on_every_real_file(shared_dir: Path) -> None:

@@ -1,8 +1,8 @@
 """Transcript parsers: one module per format, each a pure ``parse_line(obj) -> ParsedLine``.
 
-The ingestor reads a file, decodes the first JSON line, asks :func:`detect_format` which format
-it is, then feeds every decoded line to ``PARSERS[source]``. Parsers never read files, never
-raise and hold no state between lines, so ingestion can resume at any byte offset.
+The ingestor reads a file, decodes its first few JSON lines, asks :func:`detect_lines` which
+format they are, then feeds every decoded line to ``PARSERS[source]``. Parsers never read files,
+never raise and hold no state between lines, so ingestion can resume at any byte offset.
 
 ``ParsedLine(unknown=...)`` means "valid JSON, but not a shape this parser knows": count it,
 do not fail. An empty ``ParsedLine()`` means "a known line that holds nothing to index".
@@ -10,7 +10,7 @@ do not fail. An empty ``ParsedLine()`` means "a known line that holds nothing to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from clawback.core.archive.parsers import claude_code, native, openclaw
@@ -62,4 +62,19 @@ def detect_format(first_obj: Any) -> Source | None:
     return None
 
 
-__all__ = ["PARSERS", "detect_format"]
+def detect_lines(objs: Iterable[Any]) -> Source | None:
+    """Name a file's format from its first decoded lines: the first line that tells wins.
+
+    A line that says nothing (oh-my-pi's leading ``{"type": "title"}``, a stray non-object, a
+    generic ``user`` line without a Claude Code field) does not decide; a file none of whose
+    first lines has a known shape (Cursor's untyped ``{"role": ...}`` lines, Codex, Gemini CLI,
+    usage-only logs) is not ours and is skipped by name, never parsed as Claude Code.
+    """
+    for obj in objs:
+        source = detect_format(obj)
+        if source is not None:
+            return source
+    return None
+
+
+__all__ = ["PARSERS", "detect_format", "detect_lines"]

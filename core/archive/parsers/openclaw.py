@@ -42,6 +42,7 @@ from clawback.core.archive.parsers.dispatch import dispatch
 from clawback.core.archive.parsers.session_keys import parse_session_key
 from clawback.core.errors import SessionKeyError
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
+from clawback.core.timeutil import normalize_ts
 
 IGNORED_TYPES = frozenset({"model_change", "thinking_level_change", "custom", "label"})
 PARTIAL_STOP_REASONS = frozenset({"aborted", "error"})
@@ -67,6 +68,14 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _stamp(obj: dict[str, Any]) -> str | None:
+    """An entry's time: ISO text as written, or pi's epoch milliseconds made ISO."""
+    value = obj.get("timestamp")
+    if isinstance(value, str):
+        return value
+    return normalize_ts(value) if isinstance(value, int | float) else None
+
+
 def _header(obj: dict[str, Any]) -> ParsedLine:
     parent = obj.get("parentSession")
     if parent is None:
@@ -74,10 +83,19 @@ def _header(obj: dict[str, Any]) -> ParsedLine:
     meta = SessionMeta(
         session_id=_str(obj.get("id")),
         cwd=_str(obj.get("cwd")),
-        created=_str(obj.get("timestamp")),
+        created=_stamp(obj),
+        title=_str(obj.get("title")),
         parent_id=session_id_from_path(parent),
     )
     return ParsedLine(meta=meta)
+
+
+def _title(obj: dict[str, Any]) -> ParsedLine:
+    """oh-my-pi's ``{"type":"title"}`` line (often the first of the file)."""
+    title = obj.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return ParsedLine()
+    return ParsedLine(meta=SessionMeta(title=title.strip()))
 
 
 def _session_info(obj: dict[str, Any]) -> ParsedLine:
@@ -96,7 +114,7 @@ def _summary_entry(obj: dict[str, Any]) -> ParsedLine:
         role=Role.SYSTEM,
         kind=Kind.COMPACTION,
         text=summary or "Conversation compacted",
-        timestamp=_str(obj.get("timestamp")),
+        timestamp=_stamp(obj),
         uuid=_str(obj.get("id")),
         conversational=True,
     )
@@ -111,7 +129,7 @@ def _custom_message(obj: dict[str, Any]) -> ParsedLine:
         role=Role.SYSTEM,
         kind=Kind.TEXT,
         text=text,
-        timestamp=_str(obj.get("timestamp")),
+        timestamp=_stamp(obj),
         uuid=_str(obj.get("id")),
     )
     return ParsedLine(entries=[entry])
@@ -125,7 +143,7 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
     handler = _ROLE_HANDLERS.get(role) if isinstance(role, str) else None
     if handler is None:
         return ParsedLine(unknown=f"unknown message role {str(role)[:40]!r}")
-    stamp, uuid = _str(obj.get("timestamp")), _str(obj.get("id"))
+    stamp, uuid = _stamp(obj), _str(obj.get("id"))
     return ParsedLine(entries=handler(message, stamp, uuid))
 
 
@@ -244,6 +262,7 @@ _ROLE_HANDLERS: dict[str, _RoleHandler] = {
     "user": _conversation,
     "assistant": _conversation,
     "toolResult": _tool_result,
+    "tool": _tool_result,  # some pi builds and forks name the tool-output role "tool"
     "bashExecution": _bash_execution,
     "custom": _system_text,
     "hookMessage": _system_text,  # the v1/v2 name of "custom"
@@ -259,6 +278,7 @@ _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
     "branch_summary": _summary_entry,
     "custom_message": _custom_message,
     "session_info": _session_info,
+    "title": _title,
 }
 
 
