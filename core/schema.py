@@ -211,3 +211,31 @@ def _relative_transcripts(db: sqlite_utils.Database) -> None:
            WHERE substr(transcript, -length('/sessions/' || id || '.jsonl'))
                  = '/sessions/' || id || '.jsonl'"""
     )
+
+
+@migrations(name="0008_session_titles")
+def _session_titles(db: sqlite_utils.Database) -> None:
+    """Where a session's title comes from, and Claude Code summaries waiting for their session.
+
+    ``title`` becomes derived (custom title, else the source's own title, else a summary); a
+    summary names its session by a message uuid that may live in a file not read yet, so
+    ``leaf_titles`` keeps it until the uuid turns up (``entries_uuid`` finds it).
+    """
+    db.executescript(
+        """
+        ALTER TABLE sessions ADD COLUMN custom_title TEXT;   -- custom-title, /rename: wins
+        ALTER TABLE sessions ADD COLUMN source_title TEXT;   -- ai-title, pi/OpenClaw names
+        ALTER TABLE sessions ADD COLUMN summary_title TEXT;  -- a Claude Code summary line
+        UPDATE sessions SET source_title = title;
+        CREATE INDEX entries_uuid ON entries (uuid) WHERE uuid IS NOT NULL;
+        CREATE TABLE leaf_titles (
+            leaf_uuid TEXT PRIMARY KEY,      -- the message the summary ends at
+            title TEXT NOT NULL,
+            file_id INTEGER NOT NULL,        -- where the summary line is
+            line INTEGER NOT NULL,
+            session_id TEXT                  -- NULL until a file holding the leaf is indexed
+        );
+        CREATE INDEX leaf_titles_file ON leaf_titles (file_id);
+        CREATE INDEX leaf_titles_pending ON leaf_titles (session_id) WHERE session_id IS NULL;
+        """
+    )

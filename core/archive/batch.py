@@ -15,7 +15,6 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.catalog import refresh_session
-from clawback.core.archive.chunking import split_for_index
 from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import ConversationTracker
 from clawback.core.archive.sources import SourceRoot
@@ -24,7 +23,6 @@ from clawback.core.records import Entry, ParsedLine, SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
 
 PREFIX_WINDOW = 4096
-INDEX_PIECE = 2000
 
 
 @dataclass
@@ -41,6 +39,7 @@ class FileState:
     last_line: int
     prefix_hash: str | None
     missing: int
+    tail_bytes: int = 0  # an unfinished last line left unread
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> FileState:
@@ -70,8 +69,14 @@ def window_hash(path: Path, offset: int) -> str | None:
     return digest.hexdigest()
 
 
-def _meta_dict(meta: SessionMeta) -> dict[str, Any]:
-    return {name: getattr(meta, name) for name in SessionMeta.__slots__}
+def _merge_into(into: SessionMeta, meta: SessionMeta) -> None:
+    """Fold one line's facts into a session's: titles take the latest, the rest the first."""
+    if meta.label is not None:
+        into.label = meta.label  # "" clears
+    for name in ("key", "title", "custom_title", "cwd", "parent_id", "channel", "created"):
+        value = getattr(meta, name)
+        if value and (name in ("title", "custom_title") or getattr(into, name) is None):
+            setattr(into, name, value)
 
 
 def _is_uuid_like(text: str) -> bool:
@@ -99,9 +104,13 @@ class FileBatch:
         self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
         self.item = item
         self.state = state
-        self.pending: list[tuple[int, list[Entry]]] = []
-        self.uuids: set[str] = set()  # message ids seen in this file (summaries name one)
-        self.leaf_titles: list[tuple[str, str]] = []
+        # (line, entries, session): ``session`` is None for the file's own session, ``""`` for
+        # a summary waiting to learn which session it titles, else another session's id.
+        self.pending: list[tuple[int, list[Entry], str | None]] = []
+        self.leaf_titles: list[tuple[str, str, int]] = []  # (leaf uuid, summary, line)
+        # Whether the file is a session of its own: anything besides other sessions' titles.
+        self.owns_entries = bool(state.session_id) or item.source is not Source.CLAUDE_CODE
+        self.others: dict[str, SessionMeta] = {}  # sessions of a file that mixes several
         self.skipped: list[tuple[int, str]] = []
         self.meta = SessionMeta()
         self.lines = 0
@@ -112,14 +121,19 @@ class FileBatch:
         self.last_ts: str | None = None
         self.session_id = state.session_id or self._session_from_path()
         self.force_sidechain = item.source is Source.CLAUDE_CODE and (
-            item.path.parent.name == "subagents" or item.path.name.startswith("agent-")
+            "subagents" in item.path.parts[:-1] or item.path.name.startswith("agent-")
         )
+        # Only a main Claude Code file is split per sessionId: sub-agent lines carry their
+        # parent's id (or ``<parent>#agent-...`` in workflows) and belong to the parent.
+        self.split_sessions = item.source is Source.CLAUDE_CODE and not self.force_sidechain
         self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
 
     def _session_from_path(self) -> str | None:
-        path = self.item.path
-        if self.item.source is Source.CLAUDE_CODE and path.parent.name == "subagents":
-            return self.seal(path.parent.parent.name)
+        """A sub-agent's parent session: the folder above ``subagents/`` (workflows included)."""
+        parts = self.item.path.parts[:-1]
+        if self.item.source is Source.CLAUDE_CODE and "subagents" in parts:
+            at = len(parts) - 1 - parts[::-1].index("subagents")
+            return self.seal(parts[at - 1]) if at > 0 else None
         return None
 
     def skip(self, line: int, reason: str) -> None:
@@ -132,53 +146,57 @@ class FileBatch:
     def add(self, line: int, parsed: ParsedLine) -> None:
         if parsed.unknown:
             self.skip(line, parsed.unknown)
+        meta = parsed.meta
+        if meta and meta.title_for_uuid:
+            # A Claude Code summary titles whichever session holds its leaf message, usually
+            # another file's, maybe one not ingested yet: the catalog resolves it by uuid.
+            self.leaf_titles.append((meta.title_for_uuid, meta.title or "", line))
+            if parsed.entries:
+                self.pending.append((line, parsed.entries, ""))
+            return
+        session = None
+        if meta and meta.session_id and self.split_sessions:
+            sealed = self.seal(meta.session_id)
+            if self.session_id is None:
+                self.session_id = sealed
+            elif sealed != self.session_id:
+                session = sealed  # a file mixing sessions: each keeps its own
+                _merge_into(self.others.setdefault(session, SessionMeta()), meta)
         if parsed.entries:
-            self.pending.append((line, parsed.entries))
-            uuid = parsed.entries[0].uuid
-            if uuid:
-                self.uuids.add(uuid)
-        if parsed.meta:
-            self._merge(parsed.meta)
+            self.pending.append((line, parsed.entries, session))
+            self.owns_entries = self.owns_entries or session is None
+        if meta and session is None:
+            self._merge(meta)
+            self.owns_entries = self.owns_entries or bool(meta.title or meta.custom_title)
 
     def _merge(self, meta: SessionMeta) -> None:
         if meta.session_id and self.session_id is None:
             self.session_id = self.seal(meta.session_id)
-        if meta.title_for_uuid:
-            # Claude Code writes summaries of *other* sessions into a file; only a summary of a
-            # message in this file titles this session (decided at the end of the file). The
-            # summary stays searchable either way.
-            self.leaf_titles.append((meta.title_for_uuid, meta.title or ""))
-            meta = SessionMeta(**{**_meta_dict(meta), "title": None})
-        if meta.label is not None:
-            self.meta.label = meta.label  # "" clears
-        for name in ("key", "title", "cwd", "parent_id", "channel", "created"):
-            value = getattr(meta, name)
-            if value and (name == "title" or getattr(self.meta, name) is None):
-                setattr(self.meta, name, value)
+        _merge_into(self.meta, meta)
 
     def _rows(self, file_id: int, session_id: str | None) -> Iterator[tuple[Any, ...]]:
         mask = self.mask
         tracker = self.conversations
-        for line, entries in self.pending:
+        for line, entries, other in self.pending:
             ts = normalize_ts(entries[0].timestamp)
-            conv_id = tracker.place(line, ts, entries)
+            row_session = session_id if other is None else (other or None)
+            conv_id = tracker.place(line, ts, entries, other) if other != "" else None
             if ts:
                 self.last_ts = ts
             for block, entry in enumerate(entries):
                 text = mask(entry.text) if mask else entry.text
                 display = mask(entry.display) if mask and entry.display else entry.display
-                pieces = split_for_index(text, INDEX_PIECE) if len(text) > INDEX_PIECE else [text]
                 sidechain = entry.sidechain or self.force_sidechain
                 entry_ts = (
                     ts if entry.timestamp == entries[0].timestamp else normalize_ts(entry.timestamp)
                 )
-                for piece_no, piece in enumerate(pieces):
-                    yield (
-                        file_id, session_id, line, block, piece_no, entry.role.value,
-                        entry.kind.value, entry_ts, entry.uuid, sidechain, entry.conversational,
-                        entry.partial, entry.model, display if piece_no == 0 else None, piece,
-                        cjk_bigrams(piece), conv_id,
-                    )  # fmt: skip
+                # One row per entry however long (piece 0): a phrase or an AND query must match
+                # the entry as a whole, and snippet() picks the window of it to show.
+                yield (
+                    file_id, row_session, line, block, 0, entry.role.value, entry.kind.value,
+                    entry_ts, entry.uuid, sidechain, entry.conversational, entry.partial,
+                    entry.model, display, text, cjk_bigrams(text), conv_id,
+                )  # fmt: skip
 
     def commit(self, *, final: bool) -> None:
         item, state = self.item, self.state
@@ -190,10 +208,6 @@ class FileBatch:
             stored = self.store_meta(item.path)
             if stored:
                 self._merge(stored)
-        if final:
-            for leaf, title in self.leaf_titles:
-                if leaf in self.uuids and title:
-                    self.meta.title = title
         with write_transaction(self.db) as conn:
             first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
             session_id = self.session_id or self.seal(item.path.stem)
@@ -213,6 +227,13 @@ class FileBatch:
                     (first_id,),
                 )
             self.conversations.flush(conn)
+            if self.leaf_titles:
+                conn.executemany(
+                    """INSERT OR REPLACE INTO leaf_titles (leaf_uuid, title, file_id, line)
+                       VALUES (?, ?, ?, ?)""",
+                    [(leaf, self.seal(title), state.id, line)
+                     for leaf, title, line in self.leaf_titles],
+                )  # fmt: skip
             if self.skipped:
                 conn.executemany(
                     "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
@@ -220,12 +241,14 @@ class FileBatch:
                 )
             state.offset, state.last_line = self.end_offset, self.end_line
             state.prefix_hash = window_hash(item.path, state.offset)
+            # A file holding only other sessions' summaries (or nothing) is no session itself.
+            owner = session_id if self.owns_entries else None
             conn.execute(
                 """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
                    skipped_lines = skipped_lines + ?, session_id = ?,
                    last_ts = coalesce(?, last_ts) WHERE id = ?""",
                 (state.offset, state.last_line, state.prefix_hash, len(self.skipped),
-                 session_id, self.last_ts, state.id),
+                 owner, self.last_ts, state.id),
             )  # fmt: skip
             if final:
                 conn.execute(
@@ -233,33 +256,39 @@ class FileBatch:
                        WHERE id = ?""",
                     (item.size, item.mtime, self.torn, state.id),
                 )
-                self._save_session(conn, session_id)
+                if owner:
+                    self._save_session(conn, owner, self.meta)
+                for other, meta in self.others.items():
+                    self._save_session(conn, other, meta)
         self.total_entries += inserted
         self.total_skipped += len(self.skipped)
         self.pending.clear()
         self.skipped.clear()
+        self.leaf_titles.clear()
         self.lines = 0
 
-    def _save_session(self, conn: Any, session_id: str) -> None:
-        meta, seal = self.meta, self.seal
-        key, title, label, cwd, parent_id, channel = (
+    def _save_session(self, conn: Any, session_id: str, meta: SessionMeta) -> None:
+        seal = self.seal
+        key, title, custom, label, cwd, parent_id, channel = (
             None if value is None else seal(value)
-            for value in (meta.key, meta.title, meta.label, meta.cwd, meta.parent_id, meta.channel)
-        )
+            for value in (meta.key, meta.title, meta.custom_title, meta.label, meta.cwd,
+                          meta.parent_id, meta.channel)
+        )  # fmt: skip
         conn.execute(
-            """INSERT INTO sessions (id, source, key, title, label, cwd, parent_id, channel,
-                   started_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """INSERT INTO sessions (id, source, key, source_title, custom_title, label, cwd,
+                   parent_id, channel, started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (id) DO UPDATE SET
                    key = coalesce(excluded.key, key),
-                   title = coalesce(excluded.title, title),
+                   source_title = coalesce(excluded.source_title, source_title),
+                   custom_title = coalesce(excluded.custom_title, custom_title),
                    label = CASE WHEN excluded.label IS NULL THEN label
                                 WHEN excluded.label = '' THEN NULL ELSE excluded.label END,
                    cwd = coalesce(cwd, excluded.cwd),
                    parent_id = coalesce(parent_id, excluded.parent_id),
                    channel = coalesce(excluded.channel, channel),
                    started_at = coalesce(started_at, excluded.started_at)""",
-            (session_id, self.item.source.value, key, title, label, cwd, parent_id, channel,
-             normalize_ts(meta.created)),
+            (session_id, self.item.source.value, key, title, custom, label, cwd, parent_id,
+             channel, normalize_ts(meta.created)),
         )  # fmt: skip
         refresh_session(conn, session_id)

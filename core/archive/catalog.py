@@ -1,36 +1,159 @@
-"""Derived per-session figures in the ``sessions`` table, recomputed from the entries.
+"""Derived per-session figures and titles in the ``sessions`` table, recomputed from the entries.
 
 Recomputing from the entries (rather than keeping running totals) keeps the numbers right after
-a re-import, a crash recovery or a deleted source file, at the cost of one indexed query per
+a re-import, a crash recovery or a deleted source file, at the cost of a few indexed queries per
 changed session.
+
+A title is one clean line (lists show one row per session), chosen in this order: a name the
+person gave (``custom-title``, ``/rename``), the source's own title (an AI title, a pi or
+OpenClaw session name), the Claude Code summary of the session, else its first real prompt.
+Claude Code writes a summary into a *later* file of the project and names the session it
+describes by the uuid of its last message, so :func:`resolve_leaf_titles` matches summaries to
+sessions by uuid whenever files arrive, in any order.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from clawback.core.archive.parsers.claude_code import IMAGE_MARKER, strip_markup
+
+TITLE_WIDTH = 200
 
 _REFRESH = """
 UPDATE sessions SET
     message_count = (
-        SELECT count(*) FROM (
-            SELECT DISTINCT file_id, line FROM entries
-            WHERE session_id = :id AND conversational = 1 AND sidechain = 0
+        -- Main-thread messages; a session known only from sub-agent files (its own file is
+        -- empty or gone) counts those instead of showing 0.
+        SELECT CASE WHEN sum(sidechain = 0) > 0 THEN sum(sidechain = 0) ELSE count(*) END
+        FROM (
+            SELECT DISTINCT file_id, line, sidechain FROM entries
+            WHERE session_id = :id AND conversational = 1
               AND role IN ('user', 'assistant'))),
     entry_count = (SELECT count(*) FROM entries WHERE session_id = :id),
     started_at = coalesce(
         (SELECT min(ts) FROM entries WHERE session_id = :id), started_at),
     updated_at = coalesce(
         (SELECT max(ts) FROM entries WHERE session_id = :id), updated_at),
-    first_prompt = (
-        SELECT substr(text, 1, 300) FROM entries
-        WHERE session_id = :id AND role = 'user' AND kind = 'text' AND conversational = 1
-          AND sidechain = 0 AND piece = 0
-        ORDER BY ts, id LIMIT 1),
     source_missing = NOT EXISTS (
         SELECT 1 FROM files WHERE session_id = :id AND missing = 0)
 WHERE id = :id
 """
 
+_PROMPTS = """
+SELECT text, display FROM entries
+WHERE session_id = ? AND role = 'user' AND kind = 'text' AND conversational = 1 AND piece = 0
+ORDER BY sidechain, ts, id LIMIT 50
+"""
+
+_ANY_TEXT = """
+SELECT coalesce(display, substr(text, 1, 4000)) FROM entries
+WHERE session_id = ? AND kind != 'summary' AND piece = 0
+ORDER BY conversational DESC, sidechain, ts, id LIMIT 1
+"""
+
+# Context blocks the CLI adds to a prompt: their content is not what the person asked.
+_CONTEXT_BLOCK = re.compile(
+    r"<(system-reminder|ide_selection|ide_opened_file|user-memory-input)>.*?(?:</\1>|$)", re.S
+)
+_COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+
+
+def clean_title(text: str | None) -> str | None:
+    """One line fit to title a session: ``/cmd args`` for slash-command markup, context blocks
+    and tags dropped, whitespace collapsed, cut to ``TITLE_WIDTH``; ``None`` if nothing is left.
+    """
+    if not text:
+        return None
+    head = text[: TITLE_WIDTH * 20]
+    command = _COMMAND.search(head)
+    if command:
+        args = _COMMAND_ARGS.search(head)
+        name = command.group(1)
+        head = f"{name} {args.group(1)}" if args and args.group(1) else name
+    head = strip_markup(_CONTEXT_BLOCK.sub(" ", head))
+    if len(head) > TITLE_WIDTH:
+        head = head[: TITLE_WIDTH - 1].rstrip() + "…"
+    return head or None
+
+
+def first_prompt(conn: Any, session_id: str) -> str | None:
+    """The session's first real prompt as a title; a bare slash command only if nothing else.
+
+    Main-thread prompts come first; a session known only from sub-agent files falls back to
+    theirs.
+    """
+    command = image = None
+    for text, display in conn.execute(_PROMPTS, (session_id,)):
+        if display and display.startswith("/"):
+            command = command or clean_title(display)
+            continue
+        cleaned = clean_title(text)
+        if cleaned == IMAGE_MARKER:
+            image = image or cleaned
+        elif cleaned:
+            return cleaned
+    return command or image
+
 
 def refresh_session(conn: Any, session_id: str) -> None:
     conn.execute(_REFRESH, {"id": session_id})
+    row = conn.execute(
+        "SELECT custom_title, source_title, summary_title FROM sessions WHERE id = ?",
+        (session_id,),
+    ).fetchone()
+    if row is None:
+        return
+    title = next((cleaned for cleaned in map(clean_title, row) if cleaned), None)
+    prompt = first_prompt(conn, session_id)
+    if title is None and prompt is None:
+        # No prompt at all (a warm-up agent's lone reply, a file of notices): its first words.
+        first = conn.execute(_ANY_TEXT, (session_id,)).fetchone()
+        title = clean_title(first[0]) if first else None
+    conn.execute(
+        "UPDATE sessions SET title = ?, first_prompt = ? WHERE id = ?",
+        (title, prompt, session_id),
+    )
+
+
+def resolve_leaf_titles(conn: Any) -> set[str]:
+    """Match waiting summaries to the sessions holding their leaf uuid; returns those retitled.
+
+    The summary's own entry moves to the session it describes, so a search hit on it shows
+    the right session. Of several summaries of one session, the one ending latest wins.
+    """
+    found = conn.execute(
+        """SELECT lt.leaf_uuid, lt.file_id, lt.line,
+                  (SELECT e.session_id FROM entries e
+                   WHERE e.uuid = lt.leaf_uuid AND e.session_id IS NOT NULL
+                     AND e.kind != 'summary' LIMIT 1)
+           FROM leaf_titles lt WHERE lt.session_id IS NULL"""
+    ).fetchall()
+    touched: set[str] = set()
+    for leaf, file_id, line, session_id in found:
+        if session_id is None:
+            continue
+        conn.execute(
+            "UPDATE leaf_titles SET session_id = ? WHERE leaf_uuid = ?", (session_id, leaf)
+        )
+        conn.execute(
+            "UPDATE entries SET session_id = ? WHERE file_id = ? AND line = ? AND kind = 'summary'",
+            (session_id, file_id, line),
+        )
+        touched.add(session_id)
+    for session_id in touched:
+        best = conn.execute(
+            """SELECT lt.title FROM leaf_titles lt
+               JOIN entries e ON e.uuid = lt.leaf_uuid AND e.session_id = lt.session_id
+               WHERE lt.session_id = ?
+               ORDER BY coalesce(e.ts, '') DESC, e.id DESC LIMIT 1""",
+            (session_id,),
+        ).fetchone()
+        if best:
+            conn.execute(
+                "UPDATE sessions SET summary_title = ? WHERE id = ?", (best[0], session_id)
+            )
+            refresh_session(conn, session_id)
+    return touched

@@ -79,17 +79,23 @@ class ConversationTracker:
         self.session_id = session_id
         self.force_sidechain = force_sidechain
 
-    def place(self, line: int, ts: str | None, entries: list[Entry]) -> int:
+    def place(
+        self, line: int, ts: str | None, entries: list[Entry], session_id: str | None = None
+    ) -> int:
+        """The conversation ``line`` belongs to; ``session_id`` names a session other than the
+        file's (a file mixing sessions), which never shares a conversation with another."""
         current = self.current
         moment = parse_ts(ts) if ts else None
         last = self._last
+        session = session_id or self.session_id
         if (
             current is None
             or current.status not in OPEN_STATUSES
             or (moment and last and moment - last > self.gap)
+            or (current.session_id or self.session_id) != session
         ):
             current = _Conversation(
-                self._next_id, self.session_id, ts, ts, line, line, 0, "active", is_new=True
+                self._next_id, session, ts, ts, line, line, 0, "active", is_new=True
             )
             self._next_id += 1
             self.current = current

@@ -25,13 +25,13 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.batch import FileBatch, FileState, WorkItem, window_hash
-from clawback.core.archive.catalog import refresh_session
+from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
 from clawback.core.archive.chunking import chunk_markdown
 from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import refresh_ready
 from clawback.core.archive.lines import MB, LineReader, decode_line, first_value
 from clawback.core.archive.masking import mask_secrets, seal
-from clawback.core.archive.parsers import PARSERS, detect_format
+from clawback.core.archive.parsers import PARSERS, detect_lines
 from clawback.core.archive.parsers.openclaw import load_session_store
 from clawback.core.archive.problems import record_skipped_files
 from clawback.core.archive.sources import SourceRoot, configured_roots
@@ -43,6 +43,9 @@ from clawback.core.records import SessionMeta, Source
 from clawback.core.safejson import clean_text
 
 BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
+QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
+DETECT_LINES = 16  # how many lines format detection looks at before giving up on a file
+WORKFLOW_JOURNAL = "not a transcript (Claude Code workflow journal)"
 
 Progress = Callable[[int], None]  # called with bytes consumed since the last call
 # Given (files to read, bytes to read), returns the Progress callback for this run.
@@ -78,6 +81,30 @@ class IngestStats:
             "errors": self.errors,
             "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
         }
+
+
+def _is_workflow_journal(key: str) -> bool:
+    """``<session>/subagents/workflows/<run>/journal.jsonl``: a run's log, not a conversation."""
+    return key.endswith("/journal.jsonl") and "/workflows/" in key
+
+
+def _is_quiet(item: WorkItem) -> bool:
+    """Unchanged for ``QUIET_SECONDS``: a writer that left a line unterminated is done."""
+    return time.time() - item.mtime >= QUIET_SECONDS
+
+
+def _head_values(path: Path, max_line: int) -> list[Any]:
+    """The JSON values of a file's first ``DETECT_LINES`` non-blank lines."""
+    values: list[Any] = []
+    seen = 0
+    for raw, _end, _count in LineReader(path, 0, max_line):
+        if raw is None or not raw.strip():
+            continue
+        values.extend(decode_line(raw)[0])
+        seen += 1
+        if seen >= DETECT_LINES:
+            break
+    return values
 
 
 class Ingestor:
@@ -117,6 +144,10 @@ class Ingestor:
                         "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
                         (state.id, state.last_line),
                     )
+                    conn.execute(
+                        "DELETE FROM leaf_titles WHERE file_id = ? AND line > ?",
+                        (state.id, state.last_line),
+                    )
                     # size 0 makes the next scan look at the file again and resume at the offset.
                     conn.execute(
                         "UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (state.id,)
@@ -129,10 +160,11 @@ class Ingestor:
         self, roots: Iterable[SourceRoot], *, reimport: bool = False, stats: IngestStats
     ) -> list[WorkItem]:
         """Stat every file under ``roots`` and return those that need reading. No reads here."""
+        quiet_before = time.time() - QUIET_SECONDS
         states = {
-            (source, key): (size, mtime, status == "idle" and not missing)
-            for source, key, size, mtime, status, missing in self.db.execute(
-                "SELECT source, file_key, size, mtime, status, missing FROM files"
+            (source, key): (size, mtime, status == "idle" and not missing, tail > 0)
+            for source, key, size, mtime, status, missing, tail in self.db.execute(
+                "SELECT source, file_key, size, mtime, status, missing, tail_bytes FROM files"
             )
         }
         work: list[WorkItem] = []
@@ -148,6 +180,10 @@ class Ingestor:
                         stats.unsupported_files += 1
                         problems.append((path, why))
                         continue
+                if source is Source.CLAUDE_CODE and _is_workflow_journal(raw_key):
+                    stats.unsupported_files += 1
+                    problems.append((path, WORKFLOW_JOURNAL))
+                    continue
                 key = seal(raw_key)  # a key is stored and shown: no secret in a folder name
                 known = states.get((source.value, key))
                 self.seen.add((source.value, key))
@@ -157,6 +193,8 @@ class Ingestor:
                     and known[0] == st.st_size
                     and known[2]
                     and (source is not Source.MEMORY or known[1] == st.st_mtime)
+                    # An unfinished last line of a file gone quiet may now be read whole.
+                    and not (known[3] and st.st_mtime <= quiet_before)
                 ):
                     stats.unchanged += 1
                     continue
@@ -200,6 +238,7 @@ class Ingestor:
         if full_scan:
             stats.missing = self.mark_missing()
         with write_transaction(self.db) as conn:
+            resolve_leaf_titles(conn)
             refresh_ready(conn, self.config.archive.conversation_gap_minutes)
             record_skipped_files(conn, roots, work, stats.skipped_files, self._seal)
         stats.seconds = time.perf_counter() - started
@@ -217,24 +256,30 @@ class Ingestor:
         return self.detect(path)
 
     def detect(self, path: Path) -> Source | None:
-        """A file's format from its first JSON line (``None``: not a format we read)."""
+        """A file's format from its first lines' shapes (``None``: not a format we read)."""
         return self.sniff(path)[0]
 
     def sniff(self, path: Path) -> tuple[Source | None, str]:
-        """A file's format from its first JSON line, or ``None`` and why it is not read.
+        """A file's format from the shapes of its first lines, or ``None`` and why not.
 
-        The first line may be as long as any line (``max_line_mb``) and may follow blank lines
-        and a byte-order mark.
+        The first line that tells decides (oh-my-pi files open with a ``title`` line, some
+        files with a stray non-object); lines may be as long as any line (``max_line_mb``) and
+        may follow blank lines and a byte-order mark. A file none of whose first
+        ``DETECT_LINES`` lines has a known shape (Cursor, Codex, Gemini CLI, usage logs) is
+        not read, and is named.
         """
         if path.suffix == ".md":
             return Source.MEMORY, ""
         try:
             found, first = first_value(path, self._max_line)
+            values = _head_values(path, self._max_line) if found else []
         except OSError as exc:
             return None, f"cannot read: {exc.strerror or type(exc).__name__}"
         if not found:
             return None, first
-        source = detect_format(first)
+        source = detect_lines(values)
+        if source is None and _is_workflow_journal(path.as_posix()):
+            return None, WORKFLOW_JOURNAL
         return source, "" if source else "not a transcript format clawback reads"
 
     def _abandon(self, item: WorkItem) -> None:
@@ -277,6 +322,7 @@ class Ingestor:
                 and state.size == item.size
                 and state.status == "idle"
                 and not state.missing
+                and not (state.tail_bytes and _is_quiet(item))
             ):
                 stats.unchanged += 1  # another process got here first
                 return set()
@@ -312,6 +358,7 @@ class Ingestor:
         self._delete_entries(conn, state.id)
         conn.execute("DELETE FROM conversations WHERE file_id = ?", (state.id,))
         conn.execute("DELETE FROM skipped_lines WHERE file_id = ?", (state.id,))
+        conn.execute("DELETE FROM leaf_titles WHERE file_id = ?", (state.id,))
         conn.execute(
             """UPDATE files SET "offset" = 0, last_line = 0, size = 0, prefix_hash = NULL,
                skipped_lines = 0, last_ts = NULL WHERE id = ?""",
@@ -352,7 +399,7 @@ class Ingestor:
             )
         line_no, consumed_from = state.last_line, state.offset
         limit_mb = self.config.archive.max_line_mb
-        reader = LineReader(item.path, state.offset, self._max_line)
+        reader = LineReader(item.path, state.offset, self._max_line, finished=_is_quiet(item))
         for raw, end, count in reader:
             if raw is None:  # over max_line_mb: streamed past, never held
                 line_no += 1

@@ -6,7 +6,9 @@ Everything a line can hold that would break something later is dealt with here, 
   kept), so memory stays bounded by ``max_line`` whatever the file holds;
 * a run of blank lines is counted from the read buffer, not line by line;
 * a line that is not finished yet (no newline at the end of the file) is left for the next
-  pass, and its size is kept so the ingestor can report a tail that never completes;
+  pass, and its size is kept so the ingestor can report a tail that never completes; but in a
+  file its writer has finished (``finished``: quiet for a while), a last line that is whole
+  JSON is read, since many tools end a file without a newline;
 * a UTF-8 byte-order mark is dropped, invalid UTF-8 replaced, lone surrogate escapes replaced
   (:mod:`clawback.core.safejson`), and JSON nested too deeply for Python is a skipped line.
 
@@ -73,13 +75,14 @@ class LineReader:
     ``line`` is the line's bytes with ``count == 1``; ``b""`` for a run of ``count`` blank
     lines; ``None`` for a line over ``max_line`` bytes that was skipped, ``count`` being its
     size. ``end`` is the offset after it. After iterating, :attr:`torn` is the size of an
-    unfinished last line (0 if the file ends with a newline).
+    unfinished last line (0 if the file ends with a newline, or ``finished`` and it is whole).
     """
 
-    def __init__(self, path: Path, offset: int, max_line: int) -> None:
+    def __init__(self, path: Path, offset: int, max_line: int, *, finished: bool = False) -> None:
         self.path = path
         self.offset = offset
         self.max_line = max_line
+        self.finished = finished
         self.torn = 0
 
     def __iter__(self) -> Iterator[tuple[bytes | None, int, int]]:
@@ -92,6 +95,9 @@ class LineReader:
             while raw := readline(limit):
                 if raw[-1:] != b"\n":
                     if len(raw) < limit:
+                        if self.finished and _whole_json(raw):
+                            yield raw, offset + len(raw), 1
+                            return
                         self.torn = len(raw)  # being written: the next pass takes it whole
                         return
                     size = self._skip_rest(readline, len(raw))
@@ -120,6 +126,11 @@ class LineReader:
             if piece[-1:] == b"\n":
                 return size
         return -size
+
+
+def _whole_json(raw: bytes) -> bool:
+    values, problem = decode_line(raw)
+    return bool(values) and problem is None
 
 
 def first_value(path: Path, max_line: int) -> tuple[bool, Any]:

@@ -201,14 +201,16 @@ def root_for_path(path: Path, source: Source | None) -> SourceRoot:
 
     For one file the root is chosen so its key matches what a full scan would give: a Claude
     Code transcript keeps its ``<project>/<session>.jsonl`` key (and a subagent file its
-    ``<project>/<session>/subagents/agent-x.jsonl`` key).
+    ``<project>/<session>/subagents/agent-x.jsonl`` key, a workflow's agent its
+    ``.../subagents/workflows/<run>/agent-x.jsonl`` key).
     """
     path = path.expanduser().resolve()
     if path.is_dir():
         return SourceRoot(source, path, str(path))
     levels = 1
-    if path.parent.name == "subagents":
-        levels = 3
+    above = [parent.name for parent in path.parents]
+    if "subagents" in above:  # <session>/subagents/[workflows/<run>/]agent-x.jsonl
+        levels = above.index("subagents") + 4
     elif source is Source.CLAUDE_CODE:
         levels = 2
     base = path.parents[levels - 1] if len(path.parents) >= levels else path.parent
