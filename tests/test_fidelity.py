@@ -251,3 +251,26 @@ def test_oh_my_pi_file_starting_with_a_title_line_is_read(app: Clawback) -> None
     assert stats.unsupported_files == 0
     assert resolve_session(app.db, "omp-crane").title == "Check the harbor crane"
     assert hit(app, "containers").session_id == "omp-crane"
+
+
+# --- OpenClaw's session store, in the shape OpenClaw documents ------------------------------------
+
+
+def test_openclaw_store_names_channels_and_parents(app: Clawback, tmp_path: Path) -> None:
+    root = tmp_path / "openclaw-agents"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "openclaw-store" / "agents", root)
+    app.ingestor().ingest([SourceRoot(Source.OPENCLAW, root, "openclaw")])
+    main = resolve_session(app.db, "5e1f0c2a")
+    assert (main.key, main.title) == (
+        "agent:main:main",
+        "What time is high tide at the north jetty?",
+    )
+    topic = resolve_session(app.db, "6a2b1c3d")  # transcript named <id>-topic-42.jsonl
+    assert (topic.title, topic.label) == ("pilots", "pilots")
+    row = app.db.execute(
+        "SELECT source_title, channel FROM sessions WHERE id LIKE '6a2b1c3d%'"
+    ).fetchone()
+    assert row == ("telegram:g-harbor-pilots", "telegram")
+    spawned = resolve_session(app.db, "7b3c2d4e")
+    assert spawned.parent_id == "5e1f0c2a-1b3d-4c5e-8f70-112233445566"
+    assert spawned.label == "tide research"

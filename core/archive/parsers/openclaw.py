@@ -288,9 +288,14 @@ _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
 def load_session_store(path: Path) -> dict[str, SessionMeta]:
     """Read OpenClaw's ``sessions.json`` into meta keyed by session id; ``{}`` if unreadable.
 
-    The store maps session keys (``agent:<agentId>:<rest>``) to entries holding ``sessionId``
-    and, depending on the OpenClaw version, ``displayName``, ``label``, ``channel``,
-    ``lastChannel``, ``origin``... The first key naming a session id wins.
+    The store maps session keys (``agent:<agentId>:<rest>``) to ``SessionEntry`` objects
+    (OpenClaw ``src/config/sessions/types.ts``): ``sessionId`` and ``updatedAt`` (epoch ms)
+    always; by version and channel ``displayName``, ``subject``, ``groupChannel``, ``space``,
+    ``label``, ``channel``, ``lastChannel``, ``origin`` ({label, provider, ...}),
+    ``sessionFile`` (a transcript not named ``<sessionId>.jsonl``, e.g. a Telegram topic's
+    ``<id>-topic-<thread>.jsonl``), ``spawnedBy`` / ``parentSessionKey`` (the key of the
+    session that spawned this one). The first key naming a session id wins; a transcript's
+    file name (stem) finds its entry too.
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -298,14 +303,23 @@ def load_session_store(path: Path) -> dict[str, SessionMeta]:
         return {}
     if not isinstance(data, dict):
         return {}
+    ids = {
+        key: entry["sessionId"]
+        for key, entry in data.items()
+        if isinstance(entry, dict) and isinstance(entry.get("sessionId"), str)
+    }
     store: dict[str, SessionMeta] = {}
     for key, entry in data.items():
-        if not isinstance(entry, dict):
+        session_id = ids.get(key)
+        if not session_id or session_id in store:
             continue
-        session_id = entry.get("sessionId")
-        if not isinstance(session_id, str) or not session_id or session_id in store:
-            continue
-        store[session_id] = _store_meta(key, session_id, entry)
+        meta = _store_meta(key, session_id, entry)
+        parent_key = _first_text(entry.get("spawnedBy"), entry.get("parentSessionKey"))
+        meta.parent_id = ids.get(parent_key) if parent_key else None
+        store[session_id] = meta
+        transcript = session_id_from_path(entry.get("sessionFile"))
+        if transcript and transcript != session_id:
+            store.setdefault(transcript, meta)
     return store
 
 
@@ -318,10 +332,17 @@ def _store_meta(key: str, session_id: str, entry: dict[str, Any]) -> SessionMeta
             channel = parse_session_key(key).channel
         except SessionKeyError:
             channel = None
+    title = _first_text(
+        entry.get("displayName"),
+        entry.get("subject"),
+        entry.get("groupChannel"),
+        entry.get("space"),
+        origin.get("label"),
+    )
     return SessionMeta(
         session_id=session_id,
         key=key,
-        title=_first_text(entry.get("displayName"), entry.get("subject"), origin.get("label")),
+        title=title,
         channel=channel,
         label=_first_text(entry.get("label")),
     )
