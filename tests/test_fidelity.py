@@ -16,14 +16,14 @@ import time
 from pathlib import Path
 
 import pytest
-from clawback.core.archive import health, resolve_session, session_messages
-from clawback.core.context import Clawback
+from clawback.core.archive.ingest import IngestStats
+from clawback.core.archive.parsers import detect_lines
+from clawback.core.archive.read import health, resolve_session, session_messages
+from clawback.core.archive.search import SearchFilters, search
+from clawback.core.archive.sources import SourceRoot
 from clawback.core.errors import NotFoundError
-from clawback.core.ingest import IngestStats
-from clawback.core.model import Source
-from clawback.core.parsers import detect_lines
-from clawback.core.search import SearchFilters, search
-from clawback.core.sources import SourceRoot
+from clawback.core.home import Home as Clawback
+from clawback.core.records import Source
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fidelity"
 PROJECT = "-home-user-work-harbor"
@@ -185,10 +185,14 @@ def test_a_file_mixing_sessions_is_split_per_session(harbor: Clawback) -> None:
 
 def test_workflow_journal_and_cursor_transcript_are_skipped_by_name(harbor: Clawback) -> None:
     assert not harbor.db.execute("SELECT 1 FROM files WHERE file_key LIKE '%journal%'").fetchall()
+    reasons = dict(health(harbor.db, harbor.paths, "no-such-claude").skipped_files[0].items())
+    assert reasons["path"].endswith("wf_rota01/journal.jsonl")
+    assert reasons["reason"] == "not a transcript (Claude Code workflow journal)"
     stats = harbor.ingest_paths([FIXTURES / "other"])
     assert stats.unsupported_files == 1
-    [(name, reason)] = stats.unsupported
-    assert name.endswith("cursor-agent.jsonl") and reason.startswith("unknown format")
+    [(name, reason)] = stats.skipped_files
+    assert name.endswith("cursor-agent.jsonl")
+    assert reason == "not a transcript format clawback reads"
     assert detect_lines([{"role": "user", "message": {"content": "hi"}}]) is None
 
 
@@ -203,11 +207,11 @@ def test_final_line_without_newline_is_read_once_the_file_is_quiet(
     shutil.copy(FIXTURES / "claude-code" / PROJECT / f"{E}.jsonl", path)
     ingest(app, cc_root)  # just written: the unterminated line may still be growing
     assert not search(app.db, '"Set model to opus"').hits
-    assert health(app.db, app.paths).torn_tails == [str(path)]
+    assert [t["path"] for t in health(app.db, app.paths, "x").incomplete_tails] == [str(path)]
     age(cc_root)
     ingest(app, cc_root)
     assert hit(app, '"Set model to opus"').line == 2
-    assert health(app.db, app.paths).torn_tails == []
+    assert health(app.db, app.paths, "x").incomplete_tails == []
     ingest(app, cc_root)
     assert app.db.execute("SELECT count(*) FROM entries WHERE line = 2").fetchone()[0] == 1
 
@@ -219,7 +223,7 @@ def test_a_torn_line_that_is_not_whole_json_stays_reported(app: Clawback, cc_roo
     path.write_text(whole[: whole.rindex("opus")])
     age(cc_root)
     ingest(app, cc_root)
-    assert health(app.db, app.paths).torn_tails == [str(path)]
+    assert [t["path"] for t in health(app.db, app.paths, "x").incomplete_tails] == [str(path)]
 
 
 # --- long entries -------------------------------------------------------------------------------
