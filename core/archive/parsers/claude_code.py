@@ -96,7 +96,7 @@ _HOOK_EVENT = re.compile(
     r"|Notification|PreCompact)\b"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TAG = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?>")
+_TAG = re.compile(r"</?([A-Za-z][\w:-]*)(?:\s[^<>]*)?>")
 
 # Input fields that best summarise a tool call in one line, most telling first.
 SUMMARY_FIELDS = (
@@ -311,8 +311,20 @@ def _injected(text: str) -> tuple[Role, Kind, str] | None:
 
 
 def strip_markup(text: str) -> str:
-    """Text without XML-ish tags and terminal escapes, whitespace collapsed (for one-liners)."""
-    return " ".join(_TAG.sub(" ", _ANSI.sub("", text[:4000])).split())
+    """Text without XML-ish tags and terminal escapes, whitespace collapsed (for one-liners).
+
+    A tag is markup when it is closed somewhere in the text (``<div>...</div>``) or named the
+    way the CLI names its tags (``<bash-stdout>``, ``<ide_selection>``); code such as
+    ``List<String>`` or ``Vec<u8>`` stays as written.
+    """
+    head = _ANSI.sub("", text[:4000])
+    closed = {name.lower() for name in re.findall(r"</([A-Za-z][\w:-]*)\s*>", head)}
+
+    def drop(tag: re.Match[str]) -> str:
+        name = tag.group(1)
+        return " " if name.lower() in closed or "-" in name or "_" in name else tag.group(0)
+
+    return " ".join(_TAG.sub(drop, head).split())
 
 
 def _command_display(text: str) -> str | None:
