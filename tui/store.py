@@ -78,6 +78,7 @@ class Store:
         self._latest_search = 0
         self._nearest: NearestChunks | None = None
         self._embedder: Any = None  # the background embedder, once started
+        self.embedded: Any = None  # its latest Coverage, shown while it grows
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -141,6 +142,9 @@ class Store:
             raise Superseded
         return results
 
+    def _covered(self, coverage: Any) -> None:
+        self.embedded = coverage  # read by the search pane's status; one reference, no lock
+
     def nearest(self) -> NearestChunks | None:
         """The vector side, kept once it exists (the model loads on the first hybrid search);
         looked for again while it does not, so vectors embedded meanwhile are picked up."""
@@ -167,7 +171,7 @@ class Store:
         """Let the background embedder (started on first use, when the home has opted in)
         give new messages their vectors; it never blocks an ingest or a search."""
         if self._embedder is None:
-            self._embedder = self.clawback.background_embedder()
+            self._embedder = self.clawback.background_embedder(on_progress=self._covered)
             if self._embedder is not None:
                 self._embedder.start()
                 return

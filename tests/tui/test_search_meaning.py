@@ -43,6 +43,12 @@ async def test_a_pause_in_typing_brings_results_by_meaning(demo_app: Home) -> No
         assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
         assert pane.query_one("#search-results", OptionList).option_count == len(pane._hits)
         assert "by words and meaning" in str(status.render())
+        from clawback.core.archive.embeddings.coverage import Coverage
+
+        pane.store.embedded = Coverage(model="hash-64", vectors=1, total=4)  # still growing
+        app.query_one("#search-input", Input).insert_text_at_cursor(" ")
+        await settle(pilot)
+        assert "(25% embedded so far)" in str(status.render())
 
 
 async def test_quoted_phrases_never_wait_for_meaning(demo_app: Home) -> None:

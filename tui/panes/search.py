@@ -343,14 +343,16 @@ class SearchPane(Pane):
             active.append("kind")
         return active
 
-    @staticmethod
-    def _status(results: SearchResults) -> str:
+    def _status(self, results: SearchResults) -> str:
         if not results.query.strip():
             return "Type to search."
         if not results.hits:
             return f"No results · {results.seconds * 1000:.0f} ms"
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
         mode = " · by words and meaning" if results.mode == "hybrid" else ""
+        covered = self.store.embedded
+        if mode and covered is not None and covered.ratio < 1:
+            mode += f" ({100 * covered.ratio:.0f}% embedded so far)"
         note = f" · {results.note}" if results.note else ""
         return (
             f"{len(results.hits):,} shown of {total} {'match' if results.total == 1 else 'matches'}"
