@@ -203,7 +203,11 @@ class ClawbackApp(App[int]):
         if self.is_running:  # a late preview can arrive while the app shuts down
             self.panes.transcript.open(sid, target, focus=focus)
             self.panes.search.current_session_id = sid
-            await self.action_show_pane("transcript", focus=focus)
+            # A preview (the list's cursor moving, or its first page arriving) brings the
+            # transcript forward only while one is in the list: the start-up preview must not
+            # pull the screen away from a search typed into meanwhile.
+            if focus or self.panes.sessions.has_focus_within:
+                await self.action_show_pane("transcript", focus=focus)
 
     @on(SessionsPane.SessionChosen)
     async def _session_chosen(self, event: SessionsPane.SessionChosen) -> None:

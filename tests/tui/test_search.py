@@ -196,3 +196,14 @@ def test_a_result_header_is_one_line_whatever_the_title() -> None:
     assert snippet == "a b c"
     assert header.startswith("<command-name>/clear</command-name> <command-message>x y")
     assert "Claude Code" in header and len(header) < 100
+
+
+async def test_searching_at_once_is_not_pulled_back_by_the_first_preview(
+    tui: ClawbackApp,
+) -> None:
+    async with tui.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+f", *"sidebar")  # before the first page of sessions arrives
+        await settle(pilot)  # ...which previews the newest session
+        assert tui.query_one("#main", ContentSwitcher).current == "search"
+        assert tui.query_one("#search-input", Input).value == "sidebar"
+        assert tui.query_one(TranscriptPane).session is not None  # loaded all the same
