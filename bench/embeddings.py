@@ -22,6 +22,7 @@ project. Every vector-mode figure is printed next to keyword search measured in 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import resource
 import shutil
@@ -31,7 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# As clawback.core.archive.embeddings sets it, before numpy loads (see its docstring).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 
