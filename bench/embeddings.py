@@ -35,7 +35,7 @@ from pathlib import Path
 # As clawback.core.archive.embeddings sets it, before numpy loads (see its docstring).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
