@@ -28,7 +28,7 @@ class Role(StrEnum):
 
 
 class Kind(StrEnum):
-    """What an entry holds; search filters on it (``--kind text|thinking|tool|all``)."""
+    """What an entry holds; search filters on it (``--kind``, see :data:`KIND_FILTERS`)."""
 
     TEXT = "text"
     THINKING = "thinking"

@@ -433,3 +433,19 @@ def test_parse_line_never_raises_on_any_json(value: Any) -> None:
 def test_parse_line_never_raises_on_known_keys_with_wrong_types(value: dict[str, Any]) -> None:
     assert_well_formed(parse_line(value))
     detect_format(value)
+
+
+def test_rename_command_names_the_session() -> None:
+    line = {
+        "type": "user",
+        "sessionId": "s1",
+        "uuid": "u1",
+        "message": {
+            "role": "user",
+            "content": "<command-name>/rename</command-name>\n<command-message>rename"
+            "</command-message>\n<command-args>Tide tables</command-args>",
+        },
+    }
+    parsed = parse_line(line)
+    assert parsed.meta is not None and parsed.meta.custom_title == "Tide tables"
+    assert parsed.entries[0].display == "/rename Tide tables"

@@ -20,9 +20,11 @@ snapshots, progress, ...) are bookkeeping that is not indexed. What each line be
   ``NOTIFICATION``. A ``queue-operation`` ``remove`` (a steering prompt) -> user ``TEXT``.
 - ``system`` ``compact_boundary`` / ``microcompact_boundary`` lines and ``isCompactSummary``
   user lines -> ``COMPACTION`` (conversational).
-- ``summary``, ``custom-title`` and ``ai-title`` lines -> ``SessionMeta.title``; a ``summary``
-  line is also a ``SUMMARY`` entry. Caution: Claude Code often writes a summary line into a
-  *later* session's file; its ``leafUuid`` names a message of the session it describes.
+- ``custom-title`` lines and ``/rename NAME`` commands -> ``SessionMeta.custom_title`` (a name
+  the person gave, which wins); ``ai-title`` -> ``SessionMeta.title``; a ``summary`` line ->
+  a ``SUMMARY`` entry and ``title`` with ``title_for_uuid``. Caution: Claude Code often writes a
+  summary line into a *later* session's file; its ``leafUuid`` names a message of the session
+  it describes (the catalog matches them by uuid).
 
 Meta (session id, cwd) is returned only for lines that produce entries or a title. A line that
 is valid JSON but of a shape this module does not know returns ``ParsedLine(unknown=...)``.
