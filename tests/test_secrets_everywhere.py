@@ -83,7 +83,7 @@ def _plant(cc_root: Path, openclaw_root: Path) -> list[Path]:
                         + BODY_SECRETS["aws in tool output"],
                     }
                 ],
-            ),  # fmt: skip
+            ),
             {"type": "summary", "summary": f"Rotating {ANTHROPIC}", "leafUuid": "a1"},
             {"type": "custom-title", "customTitle": f"key {GITLAB}", "sessionId": "s-secret"},
             {"type": ANTHROPIC, "sessionId": "s-secret"},  # an unknown line type
