@@ -59,6 +59,8 @@ def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
     assert {h.found_by for h in results.hits} == {"semantic"}
     # Only the vector side found anything, so its min-max score is the whole score.
     assert [round(h.score, 3) for h in results.hits] == [1.0, 0.75, 0.0]
+    counted = search(db, "removing the cache tier", mode="hybrid", nearest=nearest, count=True)
+    assert counted.total == 3  # no keyword match, but never fewer than shown
 
 
 def test_hybrid_scores_by_hand_and_labels_each_hit(db: sqlite_utils.Database) -> None:

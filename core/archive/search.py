@@ -201,6 +201,8 @@ def search(
         else:
             if count and mode == "hybrid":
                 results.total, results.total_capped = _count(db, build_match(query))
+            # What the vectors add is not counted by FTS5: the total is at least what is shown.
+            results.total = max(results.total, len(results.hits))
     results.seconds = time.perf_counter() - started
     return results
 
