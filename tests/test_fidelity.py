@@ -278,3 +278,12 @@ def test_openclaw_store_names_channels_and_parents(app: Clawback, tmp_path: Path
     spawned = resolve_session(app.db, "7b3c2d4e")
     assert spawned.parent_id == "5e1f0c2a-1b3d-4c5e-8f70-112233445566"
     assert spawned.label == "tide research"
+
+
+def test_markdown_export_shows_command_output_and_interruptions(harbor: Clawback) -> None:
+    from clawback.core.archive.read import export_markdown
+
+    text = export_markdown(harbor.db, A)
+    assert "<summary>Command output</summary>" in text and "3 passed quayside" in text
+    assert "*[Request interrupted by user for tool use]*" in text
+    assert "seawall" not in text  # hook output stays out of the conversation

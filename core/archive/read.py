@@ -292,6 +292,9 @@ def session_messages(
     ]
 
 
+_EXPORTED_ASIDES = frozenset({"tool_result", "command_output", "interruption"})
+
+
 def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
     """The whole session as markdown: every message, tool calls and compactions included."""
     session = resolve_session(db, ref)
@@ -310,7 +313,9 @@ def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
         out.append("- **Note:** the source transcript no longer exists; this is the archived copy.")
     out.append("")
     for message in session_messages(db, session.id):
-        if not message.conversational and message.kind != "tool_result":
+        # Output the person saw in Claude Code (tool and command output, interruptions) is
+        # exported; hook output and notices stay out, as they stay folded in the app.
+        if not message.conversational and message.kind not in _EXPORTED_ASIDES:
             continue
         who = {"user": "User", "assistant": "Assistant", "tool": "Tool result"}.get(
             message.role, message.role.title()
@@ -321,7 +326,10 @@ def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
             out += ["---", f"*Compaction{when}*", "", message.text, "---", ""]
         elif message.kind == "tool_use":
             out += [f"### {who}{side}{when}", "", f"`{message.display or message.text}`", ""]
-        elif message.kind == "tool_result":
+        elif message.kind == "interruption":
+            out += [f"*{message.display or message.text}*", ""]
+        elif message.kind in ("tool_result", "command_output"):
+            who = "Command output" if message.kind == "command_output" else who
             body = message.text if len(message.text) < 2000 else message.text[:2000] + "\n…"
             out += [
                 f"<details><summary>{who}{side}</summary>",
