@@ -126,9 +126,9 @@ def resolve_leaf_titles(conn: Any) -> set[str]:
     """
     found = conn.execute(
         """SELECT lt.leaf_uuid, lt.file_id, lt.line,
-                  (SELECT e.session_id FROM entries e
+                  (SELECT e.session_id FROM entries e JOIN files f ON f.id = e.file_id
                    WHERE e.uuid = lt.leaf_uuid AND e.session_id IS NOT NULL
-                     AND e.kind != 'summary' LIMIT 1)
+                     AND e.kind != 'summary' AND f.source = 'claude-code' LIMIT 1)
            FROM leaf_titles lt WHERE lt.session_id IS NULL"""
     ).fetchall()
     touched: set[str] = set()
