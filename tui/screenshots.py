@@ -27,6 +27,7 @@ from .app import ClawbackApp, make_app
 from .panes.compaction import LedgerRow
 
 SIZE = (130, 38)
+SMALL = (80, 24)  # below the narrow threshold: one pane at a time
 
 
 async def settle(pilot: Pilot[Any]) -> None:
@@ -73,11 +74,13 @@ SCENES: list[tuple[str, Scene]] = [
 ]
 
 
-async def shoot(home: Path, out: Path, name: str, scene: Scene, theme: str | None) -> Path:
+async def shoot(
+    home: Path, out: Path, name: str, scene: Scene, theme: str | None, size: tuple[int, int] = SIZE
+) -> Path:
     clawback = Home.open(home)
     app: ClawbackApp = make_app(clawback, watch=False)
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await settle(pilot)
             if theme:
                 app.theme = theme
@@ -98,6 +101,8 @@ async def main(out: Path) -> None:
         light = SCENES[0][1]
         print(await shoot(home, out, "theme-light", light, "clawback-light"))
         print(await shoot(home, out, "theme-dusk", light, "clawback-dusk"))
+        opened = SCENES[0][1]
+        print(await shoot(home, out, "small-terminal", opened, None, SMALL))
 
 
 if __name__ == "__main__":
