@@ -219,3 +219,13 @@ def test_a_long_system_prompt_file_stays_in_the_home(tmp_path: Path) -> None:
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     prompt_file = calls[-1]["argv"][calls[-1]["argv"].index("--system-prompt-file") + 1]
     assert Path(prompt_file).parent == (home / "claude-cwd").resolve()
+
+
+def test_a_message_that_is_not_utf8_is_sent_with_replacement_characters(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    undecodable = b"caf\xe9 ok".decode("utf-8", "surrogateescape")  # what argv gives Python
+    result = run_cli(
+        "chat", "--json", undecodable, home=home, env={"CLAWBACK_CLAUDE": str(FAKE_CLAUDE)}
+    )
+    assert result.returncode == 0, result.stderr
+    assert transcript_lines(home)[1]["content"] == "caf\ufffd ok"

@@ -243,6 +243,25 @@ def test_an_unreadable_file_is_skipped_named_and_never_left_ingesting(
     assert "secret diary" in _texts(app) and _skipped_files(app) == {}
 
 
+def test_an_unreadable_folder_is_named_and_the_rest_indexed(
+    app: Any, cc_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _good_files(cc_root)
+    locked = cc_root / "-locked"
+    write_lines(locked / "z.jsonl", [cc_user("z", "u", "behind a locked door")])
+    real_scandir = os.scandir
+
+    def refuse(path: Any = ".") -> Any:
+        if str(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    stats = _ingest(app, cc_root)
+    assert stats.files == GOOD and not _stuck(app)
+    assert _skipped_files(app) == {str(locked): "cannot read the folder: Permission denied"}
+
+
 def test_a_folder_named_like_a_transcript_is_not_a_file(app: Any, cc_root: Path) -> None:
     _good_files(cc_root)
     folder = cc_root / "-proj" / "x.jsonl"

@@ -82,6 +82,7 @@ from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
+from clawback.core.safejson import clean_text
 from clawback.core.timeutil import normalize_ts
 
 __all__ = [
@@ -166,6 +167,9 @@ class ChatEngine:
         stale (forks, a session picked in a list); ``model`` is for this turn only; ``new``
         starts a new session first (as ``/new`` does).
         """
+        # Text from argv or a pipe may hold lone surrogates (bytes that were not UTF-8): they
+        # could be neither written to the transcript nor sent to claude.
+        text = clean_text(text)
         return ChatTurn(self, text, key=key, session_id=session_id, model=model, new=new)
 
     async def run_turn(

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawback.core import safejson
 from clawback.core.paths import PRIVATE_FILE
 from clawback.core.timeutil import normalize_ts
 
@@ -223,7 +224,7 @@ class Transcript:
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
+                value = safejson.loads(raw.decode("utf-8", "replace"))
             except ValueError:
                 bad += 1
                 continue
