@@ -13,6 +13,8 @@ through :data:`CLAWBACK` in a handful of subprocess tests.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -52,6 +54,12 @@ def run_cli(
     """
     from clawback.cli.main import main
 
+    with contextlib.suppress(RuntimeError):
+        asyncio.get_running_loop()
+        raise AssertionError(
+            "run_cli runs commands that start their own event loop (asyncio.run): call it from "
+            "a sync test, or through asyncio.to_thread from an async one"
+        )
     overrides: dict[str, str | None] = {k: None for k in os.environ if k.startswith("FAKE_CLAUDE_")}
     if home is not None:
         overrides["CLAWBACK_HOME"] = str(home)
