@@ -233,7 +233,9 @@ class Ingestor:
                     if isinstance(exc, OSError) and exc.strerror
                     else f"failed: {type(exc).__name__}: {exc}"
                 )
-                stats.skipped_files.append((self._seal(str(item.path)), self._seal(why)))
+                path, why = self._seal(str(item.path)), self._seal(why)
+                stats.skipped_files.append((path, why))
+                stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
                 self._abandon(item)
         if full_scan:
             stats.missing = self.mark_missing()
