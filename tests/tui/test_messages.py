@@ -135,3 +135,32 @@ async def test_the_transcript_shows_messages_as_written(written: ClawbackApp) ->
         await pilot.press("m")
         await pilot.pause()
         assert "| col |" not in body(reply)
+
+
+def test_what_the_cli_wrote_folds_under_its_own_name() -> None:
+    from clawback.tui.widgets.message_view import fold_summary, is_folded
+
+    for kind, label in [
+        ("command_output", "$ command output"),
+        ("hook", "⚑ hook"),
+        ("notification", "ℹ notice"),
+        ("interruption", "⏹ interrupted"),
+    ]:
+        message = _message(kind, 1, "[Request interrupted by user]\nmore")
+        message.conversational = False
+        assert is_folded(message)
+        assert fold_summary(message) == f"{label} · [Request interrupted by user] more"
+
+
+def test_a_session_row_is_two_lines_whatever_the_title() -> None:
+    from clawback.core.archive.read import SessionSummary
+    from clawback.tui.panes.sessions import session_row
+
+    fields = {name: None for name in SessionSummary.__dataclass_fields__}
+    fields.update(
+        id="s", source="claude-code", title="<command-name>/clear</command-name>\n\nnext",
+        message_count=2, source_missing=False,
+    )  # fmt: skip
+    row = session_row(SessionSummary(**fields)).plain
+    assert row.split("\n")[0] == "<command-name>/clear</command-name> next"
+    assert row.count("\n") == 1

@@ -18,6 +18,7 @@ from clawback.core.archive.cjk import has_cjk
 from clawback.core.archive.query import split_terms
 from clawback.core.archive.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.errors import ClawbackError
+from clawback.core.records import KIND_FILTERS
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult
@@ -43,7 +44,11 @@ ROLE_CHOICES = [
     ("Tool", "tool"),
     ("System", "system"),
 ]
-KIND_CHOICES = [("Any kind", "all"), ("Text", "text"), ("Thinking", "thinking"), ("Tools", "tool")]
+KIND_LABELS = {"all": "Any kind", "tool": "Tools", "hook": "Hooks", "notice": "Notices"}
+KIND_CHOICES = [  # the CLI's --kind filters, "all" first
+    (KIND_LABELS.get(name, name.title()), name)
+    for name in sorted(KIND_FILTERS, key=lambda name: name != "all")
+]
 TITLE_WIDTH = 60  # a result's title gives way to where it came from beyond this
 
 

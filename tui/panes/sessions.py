@@ -81,7 +81,8 @@ def session_row(session: SessionSummary) -> Content:
         )
         if part
     )
-    return Content.assemble((session.title, "bold"), "\n", (details, "$text-muted"))
+    title = " ".join(session.title.split())  # two lines per row, whatever the title holds
+    return Content.assemble((title, "bold"), "\n", (details, "$text-muted"))
 
 
 class SessionsPane(Pane):

@@ -177,7 +177,7 @@ class TranscriptPane(Pane):
             self.border_title = "New chat"
             header.update("A new native session starts with your first message.")
             return
-        self.border_title = session.title[:80]
+        self.border_title = " ".join(session.title.split())[:80]
         hidden = len(self._messages) - len(self.window.messages)
         facts = [
             source_label(session.source),

@@ -31,6 +31,12 @@ from .pane import stylesheet
 ROLES = {"user": "You", "assistant": "Claude", "system": "System", "tool": "Tool"}
 FOLDED_KINDS = {"tool_use", "tool_result", "thinking", "compaction"}
 SUMMARY_WIDTH = 100
+OTHER_KINDS = {
+    "command_output": "$ command output",
+    "hook": "⚑ hook",
+    "notification": "ℹ notice",
+    "interruption": "⏹ interrupted",
+}
 # How tools word a failure; the archive keeps no is_error flag, so the view reads the output.
 ERROR_PREFIXES = (
     "<tool_use_error>",
@@ -91,6 +97,8 @@ def fold_summary(message: Message) -> str:
         when = local_time(message.timestamp)
         words = len(message.text.split())
         return f"⟳ compacted{' · ' + when if when else ''} · summary of {words:,} words"
+    if message.kind in OTHER_KINDS:  # what the CLI, not the person, put in the transcript
+        return f"{OTHER_KINDS[message.kind]} · {text}"
     return f"· {message.role} · {text}"
 
 
