@@ -208,6 +208,7 @@ async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
         listed = str(hint.render()).split("\n")  # a list that stays, not a passing toast
         assert hint.display and listed[0].startswith("/new") and len(listed) >= 7
         assert any(line.startswith("/compact") for line in listed)
+        assert listed[0] == "/new [model] [text]: start a new session"  # not eaten as markup
         await pilot.press("/")
         assert len(str(hint.render()).split("\n")) == 7  # every command, one a line
         await pilot.press("tab")
@@ -217,3 +218,17 @@ async def test_slash_completion_and_help(tui: ClawbackApp) -> None:
         dock.query_one(ChatInput).clear()
         await pilot.press(*"/model haiku", "enter")
         assert dock.model == "haiku"
+
+
+async def test_a_reply_with_brackets_streams_as_written(
+    tui: ClawbackApp, fake_claude: FakeClaude
+) -> None:
+    reply = "Close it with [/] and keep [WIP] and [bold]x[/bold] as typed."
+    fake_claude.mode("slow").reply(reply)
+    async with tui.run_test(size=SIZE) as pilot:
+        pane = await chat(tui, pilot, "[WIP] brackets [/] please")
+        await until(pilot, lambda: "[WIP]" in "".join(bubbles(pane)[1:]))  # mid-stream
+        await settle(pilot)
+        assert ("assistant", reply) in shown(pane)
+        assert ("user", "[WIP] brackets [/] please") in shown(pane)
+        assert pane.border_title is not None and "[WIP]" in str(pane.border_title)

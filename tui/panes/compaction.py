@@ -33,6 +33,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.widgets import Button, OptionList, Static
 
 from ..format import plural
@@ -160,10 +161,12 @@ class CompactionPane(Pane):
             header.update(f"Session {self.session_id[:8]} {missing}")
         else:
             header.update(
-                f"Session {session.label or session.id[:8]} · "
-                f"{plural(session.message_count, 'message')} · "
-                f"{plural(session.compaction_count, 'compaction')}"
-            )
+                Content(
+                    f"Session {session.label or session.id[:8]} · "
+                    f"{plural(session.message_count, 'message')} · "
+                    f"{plural(session.compaction_count, 'compaction')}"
+                )
+            )  # a label is not markup
         ledger, facts = self.query_one("#ledger"), self.query_one(FactList)
         await ledger.remove_children()
         facts.show(snapshot.facts if snapshot else [])
@@ -350,5 +353,5 @@ class CompactionPane(Pane):
 
     def _status(self, text: str) -> None:
         status = self.query_one("#compaction-status", Static)
-        status.update(text)
+        status.update(Content(text))  # error messages hold brackets
         status.display = bool(text)

@@ -166,8 +166,8 @@ class MemoryPane(Pane):
         self.set_class(dirty, "-dirty")
 
     def watch_current(self, name: str | None) -> None:
-        self.query_one("#memory-name", Static).update(name or "No file open")
-        self.border_title = f"{self.TITLE} · {name}" if name else self.TITLE
+        self.query_one("#memory-name", Static).update(Content(name or "No file open"))
+        self.border_title = Content(f"{self.TITLE} · {name}" if name else self.TITLE)
         self._show_meter()
 
     def _show_meter(self) -> None:

@@ -254,7 +254,7 @@ class SessionsPane(Pane):
                 hint = f"No sessions {' '.join(w for w in where if w)}."
             else:
                 hint = self._first_run or "No sessions yet."
-            self.query_one("#sessions-empty", Static).update(hint)
+            self.query_one("#sessions-empty", Static).update(Content(hint))  # typed text
 
     def show_first_run(self, folders: list[tuple[str, Path, int]]) -> None:
         """An empty archive: where transcripts would come from, how many are there, and what
@@ -271,7 +271,7 @@ class SessionsPane(Pane):
         ]
         self._first_run = "\n".join(lines)
         if self.has_class("-empty") and not (self.filter_text or self.source or self.project):
-            self.query_one("#sessions-empty", Static).update(self._first_run)
+            self.query_one("#sessions-empty", Static).update(Content(self._first_run))
 
     @on(SessionList.NearedEnd)
     def _load_more(self) -> None:

@@ -23,6 +23,7 @@ from clawback.core.records import Source
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import get_current_worker
@@ -177,7 +178,7 @@ class TranscriptPane(Pane):
             self.border_title = "New chat"
             header.update("A new native session starts with your first message.")
             return
-        self.border_title = " ".join(session.title.split())[:80]
+        self.border_title = Content(" ".join(session.title.split())[:80])  # never markup
         hidden = len(self._messages) - len(self.window.messages)
         facts = [
             source_label(session.source),
@@ -189,7 +190,7 @@ class TranscriptPane(Pane):
             else "",
             "source deleted: archived copy" if session.source_missing else "",
         ]
-        header.update(" · ".join(f for f in facts if f))
+        header.update(Content(" · ".join(f for f in facts if f)))
 
     # -- chatting -------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
@@ -154,7 +155,7 @@ class ChatDock(Vertical):
             text = "Replying in this session · /help lists the commands"
         if self.model:
             text += f" · model {self.model}"
-        self.query_one("#chat-header", Static).update(text)
+        self.query_one("#chat-header", Static).update(Content(text))  # a title is not markup
 
     @work(exclusive=True, group="chat-usage", exit_on_error=False)
     async def _load_usage(self, session_id: str) -> None:
@@ -179,7 +180,7 @@ class ChatDock(Vertical):
     def _show_hint(self, text: str, *, help_list: bool = False) -> None:
         self._help_shown = help_list
         hint = self.query_one("#chat-hint", Static)
-        hint.update(text)
+        hint.update(Content(text))  # as written: "/new [model]" is not markup
         hint.display = bool(text)
 
     @on(ChatInput.Submitted)

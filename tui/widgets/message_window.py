@@ -18,6 +18,7 @@ from typing import ClassVar
 from clawback.core.archive.read import Message
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
@@ -185,7 +186,7 @@ class MessageWindow(VerticalScroll):
             return  # another session was opened meanwhile: the reply is stored all the same
         following = self.scroll_y >= self.max_scroll_y - 1
         self._reply_text += delta
-        self._reply.update(self._reply_text)
+        self._reply.update(Content(self._reply_text))  # streamed text is not markup
         if following:
             self.scroll_end(animate=False)
 
