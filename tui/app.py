@@ -189,7 +189,9 @@ class ClawbackApp(App[int]):
         dock = self.panes.transcript.dock
         turns = [w for w in self.workers if w.node is dock and w.group == "chat-turn"]
         if dock.busy and turns:
-            self.notify("Stopping the reply; what came of it is kept.", title="Quitting")
+            self.notify(
+                "Stopping the reply; what came of it is kept.", title="Quitting", markup=False
+            )
             self.panes.host.cancel()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.workers.wait_for_complete(turns), QUIT_WAIT)
@@ -247,7 +249,7 @@ class ClawbackApp(App[int]):
             self.panes.transcript.archive_changed()
             self.panes.memory.files_changed(event.batch.paths)
         for problem in event.batch.errors:
-            self.notify(problem, title="Live update", severity="warning")
+            self.notify(problem, title="Live update", severity="warning", markup=False)
 
     def watch_theme(self, name: str) -> None:
         self.themes.changed(self, name)

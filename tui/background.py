@@ -133,4 +133,4 @@ def report_failure(app: ClawbackApp, worker: Worker[Any]) -> None:
     if len(words) > 1 and words[0] in ("run", "do", "load", "fetch", "show"):
         words = words[1:]  # "_run_flush" reads "Flush failed", not "run flush failed"
     title = f"{' '.join(words).capitalize()} failed"
-    app.notify(reason, title=title, severity="error", timeout=8)
+    app.notify(reason, title=title, severity="error", timeout=8, markup=False)

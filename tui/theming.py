@@ -34,7 +34,9 @@ class ThemeKeeper:
         app.theme = self.saved
         self.installed = True
         for problem in problems:
-            app.notify(f"{problem} Using {app.theme}.", title="Theme", severity="warning")
+            app.notify(
+                f"{problem} Using {app.theme}.", title="Theme", severity="warning", markup=False
+            )
 
     def changed(self, app: ClawbackApp, name: str) -> None:
         if self.installed and name != self.saved:

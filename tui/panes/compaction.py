@@ -202,13 +202,13 @@ class CompactionPane(Pane):
         finally:
             self._status("")
         if proposal.empty:
-            self.notify("Nothing new worth storing in memory.", title="Memory flush")
+            self.notify("Nothing new worth storing in memory.", title="Memory flush", markup=False)
             return
         notes = await self._review_flush(proposal)
         if notes is None or not notes.strip():
             empty = "The edited notes were empty, so the flush was discarded"
             why = empty if notes is not None else "Flush discarded"
-            self.notify(f"{why}: nothing was written.", title="Memory flush")
+            self.notify(f"{why}: nothing was written.", title="Memory flush", markup=False)
             return
         edited = notes != proposal.notes
 
@@ -218,7 +218,11 @@ class CompactionPane(Pane):
 
         written = await self.host.call(apply)
         what = "your edited notes" if edited else "the notes"
-        self.notify(f"Saved {what} to {written or proposal.target_name}.", title="Memory flush")
+        self.notify(
+            f"Saved {what} to {written or proposal.target_name}.",
+            title="Memory flush",
+            markup=False,
+        )
         self.action_refresh()
 
     async def _review_flush(self, proposal: FlushProposal) -> str | None:
@@ -255,7 +259,9 @@ class CompactionPane(Pane):
         """Move to the facts list to pick one (the list's own ``e`` and Enter edit it)."""
         facts = self.query_one(FactList)
         if not facts.option_count:
-            self.notify("No facts from this session to edit.", title="Knowledge facts")
+            self.notify(
+                "No facts from this session to edit.", title="Knowledge facts", markup=False
+            )
             return
         facts.focus()
 
@@ -312,7 +318,7 @@ class CompactionPane(Pane):
         try:
             proposal = await self.host.submit(propose)
         except NothingToCompact as exc:
-            self.notify(str(exc), title="Compaction")
+            self.notify(str(exc), title="Compaction", markup=False)
             return
         finally:
             self._status("")
@@ -325,7 +331,9 @@ class CompactionPane(Pane):
             )
         )
         if choice != "confirm":
-            self.notify("Compaction cancelled: nothing was changed.", title="Compaction")
+            self.notify(
+                "Compaction cancelled: nothing was changed.", title="Compaction", markup=False
+            )
             return
 
         def commit(engine: ChatEngine) -> CompactionRecord:
@@ -340,6 +348,7 @@ class CompactionPane(Pane):
             f"Compacted {plural(record.messages_removed, 'message')}; extracting facts from"
             " them in the background.",
             title="Compaction",
+            markup=False,
         )
         self.action_refresh()
 
@@ -347,7 +356,9 @@ class CompactionPane(Pane):
 
     def _need_session(self) -> bool:
         if self.session_id is None:
-            self.notify("Chat first (Ctrl+N), or open a native session.", severity="warning")
+            self.notify(
+                "Chat first (Ctrl+N), or open a native session.", severity="warning", markup=False
+            )
             return False
         return True
 

@@ -181,7 +181,7 @@ class MemoryPane(Pane):
 
     def action_save(self) -> None:
         if self.current is None:
-            self.notify("No memory file is open.", severity="warning")
+            self.notify("No memory file is open.", severity="warning", markup=False)
             return
         self._save(self.current, self.query_one(TextArea).text)
 
@@ -194,7 +194,7 @@ class MemoryPane(Pane):
         if name == self.current:
             self._disk_text = text
             self._edited()
-        self.notify(f"Saved {name} and re-indexed it.", title="Memory")
+        self.notify(f"Saved {name} and re-indexed it.", title="Memory", markup=False)
         self.refresh_files()
 
     def when_saved(self, then: object) -> None:
@@ -260,7 +260,11 @@ class MemoryPane(Pane):
         if name != self.current or text == self._disk_text or self._asking:
             return  # our own save, or a prompt for this file is already up
         if text is None:
-            self.notify(f"{name} was deleted on disk; Ctrl+S writes it back.", severity="warning")
+            self.notify(
+                f"{name} was deleted on disk; Ctrl+S writes it back.",
+                severity="warning",
+                markup=False,
+            )
             self._disk_text = ""
             self._edited()
             return

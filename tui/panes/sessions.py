@@ -316,6 +316,7 @@ class SessionsPane(Pane):
                 f"No sessions in {self._project} now; showing all projects.",
                 title="Sessions",
                 severity="warning",
+                markup=False,
             )
             self._project = ""
             self.reload()

@@ -316,7 +316,7 @@ class TranscriptPane(Pane):
             return
         await self.window.show(self._filter(self._messages))
         self._show_header()
-        self.notify(f"Sub-agent messages {'shown' if show else 'hidden'}.")
+        self.notify(f"Sub-agent messages {'shown' if show else 'hidden'}.", markup=False)
 
     def action_toggle_sidechains(self) -> None:
         self.show_sidechains = not self.show_sidechains
@@ -329,7 +329,7 @@ class TranscriptPane(Pane):
 
     def action_export(self) -> None:
         if self.session is None:
-            self.notify("Open a session first.", severity="warning")
+            self.notify("Open a session first.", severity="warning", markup=False)
             return
         session = self.session
         slug = re.sub(r"[^a-z0-9]+", "-", session.title.lower()).strip("-")[:40] or "session"
@@ -348,7 +348,7 @@ class TranscriptPane(Pane):
         text = self.store.export_markdown(session_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, text.encode("utf-8"))
-        self.app.call_from_thread(self.notify, f"Exported to {path}", title="Export")
+        self.app.call_from_thread(self.notify, f"Exported to {path}", title="Export", markup=False)
 
 
 def _hits(message: Message, target: Target | None) -> bool:

@@ -186,12 +186,18 @@ class ChatDock(Vertical):
     @on(ChatInput.Submitted)
     def _submitted(self, event: ChatInput.Submitted) -> None:
         if self.busy:
-            self.notify("Wait for the reply, or press Escape to cancel it.", severity="warning")
+            self.notify(
+                "Wait for the reply, or press Escape to cancel it.",
+                severity="warning",
+                markup=False,
+            )
             return
         text = event.text.strip()
         word, _, rest = text.partition(" ")
         if word.startswith("/") and word[1:].isalpha() and word.lower() not in COMMANDS:
-            self.notify(f"Unknown command {word}. /help lists them.", severity="warning")
+            self.notify(
+                f"Unknown command {word}. /help lists them.", severity="warning", markup=False
+            )
             return
         command = word.lower() if word.lower() in COMMANDS else None
         if command == "/help":
@@ -201,10 +207,10 @@ class ChatDock(Vertical):
             event.input.clear()
             self.model = rest.strip() or None
             self._show_header()
-            self.notify(f"Model for the next turns: {self.model or 'the default'}.")
+            self.notify(f"Model for the next turns: {self.model or 'the default'}.", markup=False)
         elif command in ("/flush", "/compact"):
             if self.session_id is None:
-                self.notify("Send a message first: there is no chat session yet.")
+                self.notify("Send a message first: there is no chat session yet.", markup=False)
                 return
             event.input.clear()
             self.post_message(self.LifecycleRequested(command[1:], self.session_id))
@@ -246,7 +252,7 @@ class ChatDock(Vertical):
         except ClawbackError as exc:  # claude missing, not logged in, rate limited, timed out
             failure = str(exc)
             self.notify(f"{failure}\nYour message is back in the input.", title="Chat failed",
-                        severity="error", timeout=10)  # fmt: skip
+                        severity="error", timeout=10, markup=False)  # fmt: skip
         except BaseException as exc:  # a bug: the app's worker-failure handler reports it
             failure = f"{type(exc).__name__}: {exc}"
             raise
@@ -299,7 +305,7 @@ class ChatDock(Vertical):
             self.add_class("-retrying")
             self._tick()
         elif isinstance(event, Notice):
-            self.notify(event.text, title="Chat")
+            self.notify(event.text, title="Chat", markup=False)
         elif isinstance(event, ReplyDelta):
             self._streamed = True
             self.post_message(self.ReplyStreamed(event.text))
@@ -309,7 +315,11 @@ class ChatDock(Vertical):
                 self._show_usage(event.outcome.session)
             if event.outcome.command is not None and not event.outcome.reply:
                 label = event.outcome.command == "label"
-                self.notify("Session labelled." if label else "New session started.", title="Chat")
+                self.notify(
+                    "Session labelled." if label else "New session started.",
+                    title="Chat",
+                    markup=False,
+                )
 
     # -- keys -----------------------------------------------------------------------------------
 

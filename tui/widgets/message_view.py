@@ -213,7 +213,7 @@ class MessageView(Vertical, can_focus=True):
             body.update(self._body(body_content(self.message, raw=raw)))
         if self.folded and not self.expanded:
             self.expanded = True  # the raw text of a folded message is its body
-        self.notify("Raw text." if raw else "Formatted text.", timeout=2)
+        self.notify("Raw text." if raw else "Formatted text.", timeout=2, markup=False)
 
     def action_toggle_raw(self) -> None:
         self.raw = not self.raw
@@ -231,7 +231,9 @@ class MessageView(Vertical, can_focus=True):
         try:
             where = copy_text(self.message.text, self._copy_in_terminal)
         except Exception as exc:  # the clipboard is best effort; never crash over it
-            self.app.call_from_thread(self.notify, f"Copy failed: {exc}", severity="error")
+            self.app.call_from_thread(
+                self.notify, f"Copy failed: {exc}", severity="error", markup=False
+            )
             return
         self.app.call_from_thread(self.notify, f"Message copied to the {where}.")
 
