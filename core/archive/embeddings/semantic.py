@@ -65,6 +65,10 @@ class SemanticIndex:
             self._queries.move_to_end(query)
         return [Neighbour(*found) for found in self.index.search(vector, limit)]
 
+    def forget_queries(self) -> None:
+        """Drop the cached query vectors (the bench times cold queries)."""
+        self._queries.clear()
+
     def close(self) -> None:
         self.store.close()
 
