@@ -189,11 +189,10 @@ def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
         ).fetchall()
         if len(rows) > 1:
             found = [_summary(row) for row in rows]
-            listed = "\n".join(f"  {s.id}  {' '.join(s.title.split())[:60]}" for s in found[:10])
-            more = "\n  …and more" if len(found) > 10 else ""
-            raise UsageError(
-                f"session id prefix {ref!r} is ambiguous; it could be:\n{listed}{more}"
-            )
+            # One line (errors are printed as one): "id (title), id (title), …"
+            listed = ", ".join(f"{s.id} ({' '.join(s.title.split())[:40]})" for s in found[:10])
+            more = ", …" if len(found) > 10 else ""
+            raise UsageError(f"session id prefix {ref!r} is ambiguous: {listed}{more}")
     if not rows:
         raise NotFoundError(f"no session {ref!r} (see `clawback sessions`)")
     return _summary(rows[0])
