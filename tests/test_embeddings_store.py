@@ -116,7 +116,7 @@ def test_changed_and_deleted_chunks_are_redone(home: Path) -> None:
         conn.execute("UPDATE entries SET text = 'rewritten' WHERE id = ?", (first,))
         conn.execute("DELETE FROM entries WHERE id = ?", (first + 1,))
     stats = worker.run(verify=True)
-    assert stats.removed == 2 and stats.embedded == 1
+    assert stats.removed == 1 and stats.embedded == 1  # the deleted one goes, the changed is redone
     assert store.hashes()[first] == text_hash("user: rewritten")
     assert first + 1 not in store.hashes()
 
@@ -216,3 +216,21 @@ def test_a_deferred_index_opens_on_first_query_or_says_why(home: Path) -> None:
     wrong = DeferredIndex("hash-32", home / "embeddings.db")
     with pytest.raises(EmbeddingsUnavailable, match="made with hash-16"):
         wrong.nearest("anything", 3)
+
+
+def test_a_re_read_archive_keeps_its_vectors_under_new_ids(home: Path) -> None:
+    """``reindex`` gives every entry a new id: text seen before is not embedded again."""
+    db, store, worker = open_worker(home)
+    worker.run()
+    with write_transaction(db) as conn:
+        conn.execute(
+            "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text)"
+            " SELECT file_id, line, role, kind, ts, conversational, text FROM entries"
+        )
+        conn.execute("DELETE FROM entries WHERE id <= (SELECT max(id) / 2 FROM entries)")
+    sliced = worker.run(limit=10)
+    assert (sliced.embedded, sliced.reused, sliced.removed) == (0, 10, 0)  # old ones kept to reuse
+    rest = worker.run()
+    assert (rest.embedded, rest.reused, rest.removed) == (0, 31, 41)
+    assert store.count() == 42 and worker.coverage().ratio == 1.0
+    assert worker.run().embedded == 0

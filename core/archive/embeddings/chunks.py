@@ -6,7 +6,7 @@ chunk without importing them.
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 
 MAX_CHARS = 2_000  # a chunk is at most this long already; the model reads ~256 tokens of it
 
@@ -27,5 +27,11 @@ def fact_text(kind: str, content: str, context: str | None) -> str:
 
 
 def text_hash(text: str) -> int:
-    """A 32-bit fingerprint of what was embedded: a row id reused for other text is caught."""
-    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+    """A 63-bit fingerprint of what was embedded (fits SQLite's signed INTEGER).
+
+    It catches a row id reused for other text, and lets a re-read file reuse the vectors of
+    text it already had. 32 bits would not do for that: among 100,000 chunks two texts would
+    probably share a crc32, and one of them would get the other's vector.
+    """
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS vectors (
     hash INTEGER NOT NULL,            -- text_hash() of the text embedded
     vec BLOB NOT NULL                 -- float16 x dim
 );
+CREATE INDEX IF NOT EXISTS vectors_hash ON vectors (hash);
 """
 
 
@@ -161,6 +162,21 @@ class VectorStore:
         )
 
     # -- reading -------------------------------------------------------------------------------
+
+    def known(self, hashes: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors for any of ``hashes`` (text embedded before, under any chunk id)."""
+        if not hashes:
+            return {}
+        _, dim = self.meta()
+        rows = self.conn.execute(
+            f"SELECT hash, vec FROM vectors WHERE hash IN ({', '.join('?' * len(hashes))})",
+            [int(h) for h in hashes],
+        ).fetchall()
+        return {
+            digest: np.frombuffer(vec, np.float16).astype(np.float32)
+            for digest, vec in rows
+            if dim and len(vec) == 2 * dim
+        }
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])

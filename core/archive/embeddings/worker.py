@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import sqlite_utils
 from clawback.core.archive.embeddings.chunks import embed_text, fact_text, text_hash
 from clawback.core.archive.embeddings.coverage import (
@@ -58,6 +59,7 @@ def embed_lock(path: Path) -> Iterator[None]:
 @dataclass
 class EmbedStats:
     embedded: int = 0
+    reused: int = 0  # vectors kept for text seen before under another id
     removed: int = 0
     pending: int = 0
     seconds: float = 0.0
@@ -91,12 +93,13 @@ class EmbeddingWorker:
         self.tools_and_thinking = tools_and_thinking
         self.batch = max(1, batch)
 
-    def pending(self, *, verify: bool = False) -> tuple[list[int], int]:
-        """Chunks that need a vector, in embedding order, and how many stale vectors went.
+    def pending(self, *, verify: bool = False) -> tuple[list[int], list[int]]:
+        """Chunks that need a vector, in embedding order, and the stored chunks to forget.
 
-        Vectors of chunks that are gone are always removed; ``verify`` also compares each
-        stored hash with its chunk's text now (a row id reused for other text), which reads
-        every embeddable text, so the first run of a process does it and later ones do not.
+        Forgotten: chunks that are gone, and with ``verify`` chunks whose text changed (a row
+        id reused for other text; reading every embeddable text costs, so the first run of a
+        process verifies and later ones do not). They are removed only once a run has used
+        them: a re-read file's text comes back under new ids and reuses their vectors.
         """
         stored = self.store.hashes()
         wanted: list[int] = []
@@ -124,8 +127,7 @@ class EmbeddingWorker:
             if stored.get(chunk) != digest:
                 fact_ids.append(chunk)
         gone = [chunk for chunk in stored if chunk not in seen]
-        removed = self.store.remove(gone + stale)
-        return fact_ids + wanted, removed
+        return fact_ids + wanted, gone + stale
 
     def coverage(self) -> Coverage:
         return coverage(self.db, self.store.path, tools_and_thinking=self.tools_and_thinking)
@@ -166,25 +168,40 @@ class EmbeddingWorker:
         started = time.perf_counter()
         stats = EmbedStats()
         stats.wiped = self.store.claim(self.embedder.name, self.embedder.dim)
-        todo, stats.removed = self.pending(verify=verify or stats.wiped)
-        if limit is not None:
-            todo = todo[:limit]
+        todo, doomed = self.pending(verify=verify or stats.wiped)
+        everything = limit is None or len(todo) <= limit
+        todo = todo if limit is None else todo[:limit]
         stats.pending = len(todo)
         if progress:
             progress(0, len(todo))
+        done: set[int] = set()
         for start in range(0, len(todo), self.batch):
             if should_stop():
                 stats.stopped = True
                 break
             batch = self.texts(todo[start : start + self.batch])
             if batch:
-                texts = [text for _, text in batch]
-                vectors = self.embedder.embed(texts)
-                self.store.add(
-                    [chunk for chunk, _ in batch], [text_hash(t) for t in texts], vectors
-                )
-                stats.embedded += len(batch)
+                self._store_batch(batch, stats)
+                done.update(chunk for chunk, _ in batch)
             if progress:
                 progress(min(start + self.batch, len(todo)), len(todo))
+        if everything and not stats.stopped:
+            stats.removed = self.store.remove(c for c in doomed if c not in done)
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _store_batch(self, batch: list[tuple[int, str]], stats: EmbedStats) -> None:
+        """Vectors for one batch, committed together: text embedded before (under an old id,
+        before a re-read) keeps its vector; only new text goes through the model."""
+        hashes = [text_hash(text) for _, text in batch]
+        known = self.store.known(hashes)
+        fresh = [i for i, digest in enumerate(hashes) if digest not in known]
+        vectors = np.zeros((len(batch), self.embedder.dim), dtype=np.float32)
+        if fresh:
+            vectors[fresh] = self.embedder.embed([batch[i][1] for i in fresh])
+        for i, digest in enumerate(hashes):
+            if digest in known:
+                vectors[i] = known[digest]
+        self.store.add([chunk for chunk, _ in batch], hashes, vectors)
+        stats.embedded += len(fresh)
+        stats.reused += len(batch) - len(fresh)
