@@ -177,7 +177,7 @@ async def test_kind_filter_and_active_filters_are_shown(tui: ClawbackApp) -> Non
         await settle(pilot)
         assert pane._hits and {hit.kind for hit in pane._hits} <= {"tool_use", "tool_result"}
         status = str(pane.query_one("#search-status", Static).render())
-        assert "filtered by kind" in status
+        assert "filtered by kind" in status and "matches before the filters" in status
     saved = tomllib.loads(tui.store.paths.config.read_text())
     assert saved["ui"]["search_kind"] == "tool"
 

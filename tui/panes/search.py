@@ -359,8 +359,11 @@ class SearchPane(Pane):
         if mode and covered is not None and covered.ratio < 1:
             mode += f" ({100 * covered.ratio:.0f}% embedded so far)"
         note = f" · {results.note}" if results.note else ""
+        matches = f"{total} {'match' if results.total == 1 else 'matches'}"
+        if self.active_filters():  # the total counts matches before the filters apply
+            matches += " before the filters"
         return (
-            f"{len(results.hits):,} shown of {total} {'match' if results.total == 1 else 'matches'}"
+            f"{len(results.hits):,} shown of {matches}"
             f"{mode} · {results.seconds * 1000:.0f} ms · Enter opens{note}"
         )
 
