@@ -205,6 +205,25 @@ async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
     assert hit.source == "memory"
 
 
+async def test_apply_never_writes_through_a_symlinked_backup(
+    engine: ChatEngine, fake_claude: FakeClaude, app, tmp_path: Path
+) -> None:
+    """Issue 11: ``flush --yes`` replaced the file a ``<today>.md.bak`` link pointed at."""
+    session = seed(engine, 4)
+    outside = tmp_path / "outside.md"
+    outside.write_text("NOT YOURS\n")
+    note = app.paths.workspace / "memory" / "2026-05-01.md"
+    note.parent.mkdir(parents=True)
+    note.write_text("# 2026-05-01\n")
+    note.with_name("2026-05-01.md.bak").symlink_to(outside)
+    fake_claude.reply(NOTES)
+    flush = engine.hooks.flush
+    assert flush.apply(await flush.propose(session)) == note
+    assert outside.read_text() == "NOT YOURS\n"
+    backup = note.with_name("2026-05-01.md.bak")
+    assert not backup.is_symlink() and backup.read_text() == "# 2026-05-01\n"
+
+
 async def test_no_reply_writes_nothing_but_counts_as_the_cycles_flush(
     engine: ChatEngine, fake_claude: FakeClaude, app
 ) -> None:

@@ -8,8 +8,10 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from clawback.core.archive.ingest import IngestStats
 
 from .cli_runner import CLAWBACK
 from .cli_runner import run_cli as run
@@ -72,3 +74,28 @@ def test_ctrl_c_in_the_middle_of_a_batch_also_exits_0(
     result = run("watch", home=home)
     assert result.returncode == 0, result.stderr
     assert "Watching" in result.stderr and "Aborted" not in result.stderr
+
+
+def test_a_batch_that_fails_is_reported_and_watching_goes_on(
+    app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11: one failing batch (a bug, a locked index) used to end ``watch`` for good."""
+    from clawback.core import watch
+
+    batches = [None, watch.Changes(frozenset({Path("/x/a.jsonl")}), False),
+               watch.Changes(frozenset({Path("/x/b.jsonl")}), False)]  # fmt: skip
+    monkeypatch.setattr(watch, "watch_changes", lambda folders, stop_event=None: iter(batches))
+    calls: list[str] = []
+
+    def flaky(changed: set[Path], *, deleted: bool = False) -> IngestStats:
+        calls.append(next(iter(changed)).name)
+        if len(calls) == 1:
+            raise RuntimeError("the index is on fire")
+        return IngestStats(entries=3)
+
+    monkeypatch.setattr(app, "ingest_changed", flaky)
+    seen: list[IngestStats] = []
+    watch.watch_sources(app, on_batch=seen.append)
+    assert calls == ["a.jsonl", "b.jsonl"]
+    assert "the index is on fire" in seen[1].errors[0]
+    assert seen[2].entries == 3
