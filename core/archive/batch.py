@@ -100,6 +100,7 @@ class FileBatch:
         self.db = db
         self.mask = mask  # secret masking, when the config asks for it
         self.seal = seal  # the same for every other stored text: titles, ids, reasons
+        self._sealed_ids: dict[str, str] = {}
         self.torn = 0  # bytes of an unfinished last line, reported in health
         self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
         self.item = item
@@ -156,7 +157,7 @@ class FileBatch:
             return
         session = None
         if meta and meta.session_id and self.split_sessions:
-            sealed = self.seal(meta.session_id)
+            sealed = self._seal_id(meta.session_id)
             if self.session_id is None:
                 self.session_id = sealed
             elif sealed != self.session_id:
@@ -169,9 +170,16 @@ class FileBatch:
             self._merge(meta)
             self.owns_entries = self.owns_entries or bool(meta.title or meta.custom_title)
 
+    def _seal_id(self, session_id: str) -> str:
+        """A session id as stored; every line repeats it, so it is sealed once per file."""
+        sealed = self._sealed_ids.get(session_id)
+        if sealed is None:
+            sealed = self._sealed_ids[session_id] = self.seal(session_id)
+        return sealed
+
     def _merge(self, meta: SessionMeta) -> None:
         if meta.session_id and self.session_id is None:
-            self.session_id = self.seal(meta.session_id)
+            self.session_id = self._seal_id(meta.session_id)
         _merge_into(self.meta, meta)
 
     def _rows(self, file_id: int, session_id: str | None) -> Iterator[tuple[Any, ...]]:
