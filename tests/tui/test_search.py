@@ -202,7 +202,8 @@ async def test_searching_at_once_is_not_pulled_back_by_the_first_preview(
     tui: ClawbackApp,
 ) -> None:
     async with tui.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+f", *"sidebar")  # before the first page of sessions arrives
+        await pilot.pause()  # mounted (start-up focuses the list), the first page still coming
+        await pilot.press("ctrl+f", *"sidebar")
         await settle(pilot)  # ...which previews the newest session
         assert tui.query_one("#main", ContentSwitcher).current == "search"
         assert tui.query_one("#search-input", Input).value == "sidebar"
