@@ -29,9 +29,10 @@ from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
 from clawback.core.archive.chunking import chunk_markdown
 from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import refresh_ready
-from clawback.core.archive.lines import MB, LineReader, decode_line, first_value
+from clawback.core.archive.detect import WORKFLOW_JOURNAL, is_workflow_journal, sniff
+from clawback.core.archive.lines import MB, LineReader, decode_line
 from clawback.core.archive.masking import mask_secrets, seal
-from clawback.core.archive.parsers import PARSERS, detect_lines
+from clawback.core.archive.parsers import PARSERS
 from clawback.core.archive.parsers.openclaw import load_session_store
 from clawback.core.archive.problems import record_skipped_files
 from clawback.core.archive.sources import SourceRoot, configured_roots
@@ -44,8 +45,6 @@ from clawback.core.safejson import clean_text
 
 BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
 QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
-DETECT_LINES = 16  # how many lines format detection looks at before giving up on a file
-WORKFLOW_JOURNAL = "not a transcript (Claude Code workflow journal)"
 
 Progress = Callable[[int], None]  # called with bytes consumed since the last call
 # Given (files to read, bytes to read), returns the Progress callback for this run.
@@ -83,28 +82,9 @@ class IngestStats:
         }
 
 
-def _is_workflow_journal(key: str) -> bool:
-    """``<session>/subagents/workflows/<run>/journal.jsonl``: a run's log, not a conversation."""
-    return key.endswith("/journal.jsonl") and "/workflows/" in key
-
-
 def _is_quiet(item: WorkItem) -> bool:
     """Unchanged for ``QUIET_SECONDS``: a writer that left a line unterminated is done."""
     return time.time() - item.mtime >= QUIET_SECONDS
-
-
-def _head_values(path: Path, max_line: int) -> list[Any]:
-    """The JSON values of a file's first ``DETECT_LINES`` non-blank lines."""
-    values: list[Any] = []
-    seen = 0
-    for raw, _end, _count in LineReader(path, 0, max_line):
-        if raw is None or not raw.strip():
-            continue
-        values.extend(decode_line(raw)[0])
-        seen += 1
-        if seen >= DETECT_LINES:
-            break
-    return values
 
 
 class Ingestor:
@@ -180,7 +160,7 @@ class Ingestor:
                         stats.unsupported_files += 1
                         problems.append((path, why))
                         continue
-                if source is Source.CLAUDE_CODE and _is_workflow_journal(raw_key):
+                if source is Source.CLAUDE_CODE and is_workflow_journal(raw_key):
                     stats.unsupported_files += 1
                     problems.append((path, WORKFLOW_JOURNAL))
                     continue
@@ -262,27 +242,8 @@ class Ingestor:
         return self.sniff(path)[0]
 
     def sniff(self, path: Path) -> tuple[Source | None, str]:
-        """A file's format from the shapes of its first lines, or ``None`` and why not.
-
-        The first line that tells decides (oh-my-pi files open with a ``title`` line, some
-        files with a stray non-object); lines may be as long as any line (``max_line_mb``) and
-        may follow blank lines and a byte-order mark. A file none of whose first
-        ``DETECT_LINES`` lines has a known shape (Cursor, Codex, Gemini CLI, usage logs) is
-        not read, and is named.
-        """
-        if path.suffix == ".md":
-            return Source.MEMORY, ""
-        try:
-            found, first = first_value(path, self._max_line)
-            values = _head_values(path, self._max_line) if found else []
-        except OSError as exc:
-            return None, f"cannot read: {exc.strerror or type(exc).__name__}"
-        if not found:
-            return None, first
-        source = detect_lines(values)
-        if source is None and _is_workflow_journal(path.as_posix()):
-            return None, WORKFLOW_JOURNAL
-        return source, "" if source else "not a transcript format clawback reads"
+        """A file's format from the shapes of its first lines, or ``None`` and why not."""
+        return sniff(path, self._max_line)
 
     def _abandon(self, item: WorkItem) -> None:
         """After a file failed: keep what was committed, and never leave it ``ingesting``.

@@ -1,41 +1,13 @@
 """Secret masking: credentials are replaced before any text enters the index.
 
-Transcripts are full of pasted keys, ``curl -H 'Authorization: ...'`` lines and ``.env`` dumps.
 The JSONL files stay as they are (they are the user's own files), but nothing that looks like a
-credential may reach the SQLite index, a search snippet or the screen, so the ingestor passes
-every entry's ``text`` and ``display`` through :func:`mask_secrets` before storing them.
+credential may reach the SQLite index, a search snippet or the screen: every stored text column
+goes through :func:`seal` (which calls :func:`mask_secrets`) where rows are built. What a masked
+secret looks like, what is never masked, and how ordinary text stays cheap (literal-led
+triggers before any precise pattern): ``docs/masking.md``.
 
-What a masked secret looks like: the part that only says *what kind* of secret it was stays and
-the rest becomes :data:`MASK`, so a person can still tell what was there (and search ``masked``):
-
-* ``sk-ant-…[masked]``, ``sk-proj-…[masked]``, ``sk-…[masked]``, ``sk_live_…[masked]``,
-  ``ghp_…[masked]``, ``github_pat_…[masked]``, ``xoxb-…[masked]``, ``glpat-…[masked]``,
-  ``npm_…[masked]``, ``hf_…[masked]``, ``AIza…[masked]``, ``AKIA…[masked]``, ``eyJ…[masked]``
-  (a JWT)
-* ``Authorization: Bearer [masked]``, ``api_key=[masked]``, ``"password": "[masked]"``,
-  ``postgres://user:[masked]@host`` (the key, the scheme and the quoting stay)
-* ``-----BEGIN RSA PRIVATE KEY-----[masked]-----END RSA PRIVATE KEY-----``
-* a hex string of 32+ digits keeps its first 7: ``3f78685…[masked]``. A full commit SHA is still
-  found by its short form, and 7 of 32+ hex digits leave over 100 bits unknown.
-* any other long random-looking token (base64, base64url) becomes ``[masked]``
-
-It must never mask what people search for: short commit SHAs (7-12 hex digits), UUIDs (session
-ids), file paths, identifiers and prose; and it must never raise, whatever the input. It is a
-safety net, not a guarantee: a short password in prose ("my password is hunter2") or a short
-token after a bare ``Bearer`` with no ``Authorization`` header is not recognised.
-
-It runs on every entry of corpora that reach gigabytes, so ordinary text must cost a few passes
-of C code. Python's ``re`` only scans fast when a pattern starts with a literal; anything else
-runs at tens of MB/s. So each kind of secret has a cheap trigger, and the precise patterns only
-run where it fires:
-
-* ``key = value`` assignments and URL passwords: the bytes are lowercased, with ``:`` folded
-  into ``=`` and blanks and quotes into spaces, then *reversed*, so "a secret-naming word right
-  before ``=``" and "``://user:``" are one regex starting with the literal ``=``;
-* everything else is a long token: the bytes are translated so token characters become ``x``
-  and ``bytes.find`` looks for 20 of them in a row (an AWS key id, the shortest); only then are
-  AWS ids searched for, and runs of 32+ (hex, vendor keys, JWTs, base64, PEM bodies) looked at
-  one by one, in Python.
+It must never mask what people search for (short SHAs, UUIDs, paths, identifiers, prose) and
+never raise, whatever the input. It is a safety net, not a guarantee.
 """
 
 from __future__ import annotations
