@@ -347,61 +347,37 @@ def _command_display(text: str) -> str | None:
 def _system_line(obj: dict[str, Any]) -> ParsedLine:
     subtype = obj.get("subtype")
     content = obj.get("content")
-    stamp, uuid = _str(obj.get("timestamp")), _str(obj.get("uuid"))
-    sidechain = obj.get("isSidechain") is True
-    if subtype in ("compact_boundary", "microcompact_boundary"):
-        text = content if isinstance(content, str) and content else "Conversation compacted"
-        details = obj.get("compactMetadata") or obj.get("microcompactMetadata")
-        note = _compaction_note(details)
-        entry = Entry(
-            role=Role.SYSTEM,
-            kind=Kind.COMPACTION,
-            text=f"{text} ({note})" if note else text,
-            timestamp=stamp,
-            uuid=uuid,
-            sidechain=sidechain,
-            conversational=True,
-        )
-        return ParsedLine(entries=[entry], meta=_meta(obj))
-    if subtype in ("away_summary", "local_command") and isinstance(content, str) and content:
-        entry = Entry(
-            role=Role.SYSTEM,
-            kind=Kind.TEXT,
-            text=content,
-            timestamp=stamp,
-            uuid=uuid,
-            sidechain=sidechain,
-            display=_command_display(content),
-        )
-        return ParsedLine(entries=[entry], meta=_meta(obj))
-    if subtype is None and isinstance(content, str) and content.strip():
-        # Claude Code 1.0.x notices ("Claude Opus 4 limit reached...", hook runs and results).
-        text = _ANSI.sub("", content)
-        kind = Kind.HOOK if _HOOK_EVENT.search(text) else Kind.NOTIFICATION
+
+    def system(kind: Kind, text: str, *, display: str | None = None) -> ParsedLine:
         entry = Entry(
             role=Role.SYSTEM,
             kind=kind,
             text=text,
-            timestamp=stamp,
-            uuid=uuid,
-            sidechain=sidechain,
-            display=one_line(text),
+            timestamp=_str(obj.get("timestamp")),
+            uuid=_str(obj.get("uuid")),
+            sidechain=obj.get("isSidechain") is True,
+            conversational=kind is Kind.COMPACTION,
+            display=display,
         )
         return ParsedLine(entries=[entry], meta=_meta(obj))
+
+    if subtype in ("compact_boundary", "microcompact_boundary"):
+        text = content if isinstance(content, str) and content else "Conversation compacted"
+        details = obj.get("compactMetadata") or obj.get("microcompactMetadata")
+        note = _compaction_note(details)
+        return system(Kind.COMPACTION, f"{text} ({note})" if note else text)
+    if subtype in ("away_summary", "local_command") and isinstance(content, str) and content:
+        return system(Kind.TEXT, content, display=_command_display(content))
+    if subtype is None and isinstance(content, str) and content.strip():
+        # Claude Code 1.0.x notices ("Claude Opus 4 limit reached...", hook runs and results).
+        text = _ANSI.sub("", content)
+        kind = Kind.HOOK if _HOOK_EVENT.search(text) else Kind.NOTIFICATION
+        return system(kind, text, display=one_line(text))
     if subtype == "stop_hook_summary":
         errors = [render_value(e) for e in obj.get("hookErrors") or () if e]
         if errors:
             text = "\n".join(errors)
-            entry = Entry(
-                role=Role.SYSTEM,
-                kind=Kind.HOOK,
-                text=text,
-                timestamp=stamp,
-                uuid=uuid,
-                sidechain=sidechain,
-                display=one_line(f"Stop hook: {text}"),
-            )
-            return ParsedLine(entries=[entry], meta=_meta(obj))
+            return system(Kind.HOOK, text, display=one_line(f"Stop hook: {text}"))
     return ParsedLine()
 
 
