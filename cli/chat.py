@@ -33,7 +33,7 @@ from clawback.core.chat.engine import (
     TurnOutcome,
 )
 from clawback.core.chat.sessions import ChatSession
-from clawback.core.claude.runner import ClaudeError
+from clawback.core.claude.errors import ClaudeError
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.home import Home
 

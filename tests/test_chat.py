@@ -25,7 +25,7 @@ from clawback.core.chat.engine import (
 )
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
-from clawback.core.claude.runner import (
+from clawback.core.claude.errors import (
     ClaudeAuthError,
     ClaudeBadOutput,
     ClaudeCancelled,

@@ -13,16 +13,7 @@ from pathlib import Path
 
 import pytest
 from clawback.core.claude import runner as runner_module
-from clawback.core.claude.events import (
-    ApiRetry,
-    AssistantMessage,
-    Event,
-    Result,
-    SystemInit,
-    TextDelta,
-    Usage,
-)
-from clawback.core.claude.runner import (
+from clawback.core.claude.errors import (
     ClaudeAPIError,
     ClaudeAuthError,
     ClaudeBadOutput,
@@ -33,11 +24,19 @@ from clawback.core.claude.runner import (
     ClaudeNotLoggedIn,
     ClaudeOverloaded,
     ClaudeRateLimited,
-    ClaudeRunner,
     ClaudeTimeout,
-    TurnResult,
     error_for_result,
 )
+from clawback.core.claude.events import (
+    ApiRetry,
+    AssistantMessage,
+    Event,
+    Result,
+    SystemInit,
+    TextDelta,
+    Usage,
+)
+from clawback.core.claude.runner import ClaudeRunner, TurnResult
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ClawbackError
 

@@ -11,8 +11,8 @@ from clawback.core.archive.search import search
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
+from clawback.core.claude.errors import ClaudeError, ClaudeTimeout
 from clawback.core.claude.events import Usage
-from clawback.core.claude.runner import ClaudeError, ClaudeTimeout
 from clawback.core.memory.compaction import (
     COMPACTION_PROMPT,
     CompactionError,

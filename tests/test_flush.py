@@ -11,8 +11,8 @@ from clawback.core.archive.parsers.native import message_event
 from clawback.core.archive.search import search
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.sessions import ChatSession
+from clawback.core.claude.errors import ClaudeRateLimited
 from clawback.core.claude.events import Usage
-from clawback.core.claude.runner import ClaudeRateLimited
 from clawback.core.config import ChatConfig
 from clawback.core.memory.flush import (
     FLUSH_SYSTEM_PROMPT,

@@ -12,8 +12,8 @@ from clawback.core.chat.engine import (
     ThresholdHooks,
     TurnFinished,
 )
+from clawback.core.claude.errors import ClaudeTimeout
 from clawback.core.claude.events import Usage
-from clawback.core.claude.runner import ClaudeTimeout
 from clawback.core.memory.compaction import COMPACTION_PROMPT, list_compactions
 from clawback.core.memory.facts import FactStore, NewFact
 from clawback.core.memory.flush import FLUSH_SYSTEM_PROMPT, FlushPolicy

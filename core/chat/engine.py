@@ -20,7 +20,7 @@ they behave the same. The pipeline of one turn:
    turn is searchable and listed in ``clawback sessions`` as soon as it ends;
 8. ``hooks.after_turn(session, outcome)``: the threshold check.
 
-Failure modes: a :class:`~clawback.core.claude.runner.ClaudeError` is re-raised after the turn
+Failure modes: a :class:`~clawback.core.claude.errors.ClaudeError` is re-raised after the turn
 is recorded (the user's message is already on disk; any reply text that streamed is kept as a
 ``partial`` assistant message; a ``system`` note in the transcript says what failed).
 Cancellation (:meth:`ChatTurn.cancel` or :meth:`ChatEngine.cancel`) stops ``claude``, keeps the

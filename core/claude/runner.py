@@ -8,7 +8,7 @@ with a message written for the user, carrying whatever reply text had already st
 calls (``--json-schema``) use the same stream: the CLI puts ``structured_output`` in its result
 line there too.
 
-The exceptions live in :mod:`clawback.core.claude.errors` (re-exported here).
+The exceptions live in :mod:`clawback.core.claude.errors`.
 
 This module must never run the CLI through a shell, never put the prompt on the command line (it
 goes on stdin), never pass ``--bare`` on its own (it would ignore the user's ``claude /login``), and
@@ -33,16 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from clawback.core.claude.errors import (
     CLAUDE_ENV,
-    ClaudeAPIError,
-    ClaudeAuthError,
     ClaudeBadOutput,
     ClaudeCancelled,
     ClaudeError,
     ClaudeKilled,
     ClaudeNotFound,
-    ClaudeNotLoggedIn,
-    ClaudeOverloaded,
-    ClaudeRateLimited,
     ClaudeTimeout,
     error_for_result,
 )
@@ -61,23 +56,7 @@ from clawback.core.paths import Paths, ensure_private_dir
 if TYPE_CHECKING:
     from clawback.core.config import ChatConfig
 
-__all__ = [
-    "CLAUDE_ENV",
-    "ClaudeAPIError",
-    "ClaudeAuthError",
-    "ClaudeBadOutput",
-    "ClaudeCancelled",
-    "ClaudeError",
-    "ClaudeKilled",
-    "ClaudeNotFound",
-    "ClaudeNotLoggedIn",
-    "ClaudeOverloaded",
-    "ClaudeRateLimited",
-    "ClaudeRunner",
-    "ClaudeTimeout",
-    "TurnResult",
-    "error_for_result",
-]
+__all__ = ["ClaudeRunner", "TurnResult"]
 
 
 _READ_CHUNK = 1 << 16

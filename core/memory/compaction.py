@@ -40,7 +40,8 @@ from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
-from clawback.core.claude.runner import ClaudeError, ClaudeRunner
+from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.memory.extraction import TranscriptMessage as ExtractionMessage

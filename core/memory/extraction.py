@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawback.core.archive.masking import mask_secrets
-from clawback.core.claude.runner import ClaudeError, ClaudeRunner
+from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.memory.facts import FACT_TYPES, NewFact
 
 __all__ = [

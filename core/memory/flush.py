@@ -236,7 +236,7 @@ class MemoryFlush:
         """Run the flush turn and return what it would write; writes nothing.
 
         A session with nothing said yet proposes nothing without calling ``claude``. Errors are
-        :class:`~clawback.core.claude.runner.ClaudeError`\\ s.
+        :class:`~clawback.core.claude.errors.ClaudeError`\\ s.
         """
         engine = self.engine
         prompt = self.context(session)

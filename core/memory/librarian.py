@@ -29,7 +29,7 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.conversations import refresh_ready
-from clawback.core.claude.runner import (
+from clawback.core.claude.errors import (
     ClaudeAuthError,
     ClaudeCancelled,
     ClaudeError,
@@ -37,8 +37,8 @@ from clawback.core.claude.runner import (
     ClaudeNotLoggedIn,
     ClaudeOverloaded,
     ClaudeRateLimited,
-    ClaudeRunner,
 )
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError

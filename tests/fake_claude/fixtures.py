@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude.runner import CLAUDE_ENV, ClaudeRunner
+from clawback.core.claude.errors import CLAUDE_ENV
+from clawback.core.claude.runner import ClaudeRunner
 
 FAKE_CLAUDE = Path(__file__).resolve().with_name("claude")
 EXTRA_CAPTURES = Path(__file__).resolve().with_name("captures")

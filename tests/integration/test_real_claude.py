@@ -28,18 +28,18 @@ from typing import Any
 import pytest
 from clawback.cli.main import cli
 from clawback.core.archive.read import session_messages
-from clawback.core.claude.events import SystemInit, TextDelta
-from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
-from clawback.core.claude.runner import (
+from clawback.core.claude.errors import (
     ClaudeAPIError,
     ClaudeAuthError,
     ClaudeCancelled,
     ClaudeNotLoggedIn,
     ClaudeOverloaded,
     ClaudeRateLimited,
-    ClaudeRunner,
     ClaudeTimeout,
 )
+from clawback.core.claude.events import SystemInit, TextDelta
+from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
 from click.testing import CliRunner
 
