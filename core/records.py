@@ -75,6 +75,7 @@ class Entry:
     display: str | None = None  # what the transcript view shows if not ``text`` (tool calls)
     model: str | None = None
     partial: bool = False  # a reply that was cut short (cancelled, killed)
+    error: bool = False  # a tool's output that reports a failure (``is_error``, ``isError``)
 
 
 @dataclass(slots=True)

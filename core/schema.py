@@ -239,3 +239,11 @@ def _session_titles(db: sqlite_utils.Database) -> None:
         CREATE INDEX leaf_titles_pending ON leaf_titles (session_id) WHERE session_id IS NULL;
         """
     )
+
+
+@migrations(name="0009_tool_errors")
+def _tool_errors(db: sqlite_utils.Database) -> None:
+    """A tool's output that reports a failure, as the source marked it (Claude Code
+    ``is_error``, pi ``isError``), so the transcript shows it as an error; rows indexed before
+    say 0 until a reindex."""
+    db.execute("ALTER TABLE entries ADD COLUMN error INTEGER NOT NULL DEFAULT 0")

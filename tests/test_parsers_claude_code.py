@@ -449,3 +449,18 @@ def test_rename_command_names_the_session() -> None:
     parsed = parse_line(line)
     assert parsed.meta is not None and parsed.meta.custom_title == "Tide tables"
     assert parsed.entries[0].display == "/rename Tide tables"
+
+
+def test_a_failed_tool_result_is_marked_an_error() -> None:
+    from clawback.core.archive.parsers.claude_code import parse_line as parse_cc
+
+    def result(is_error: object) -> dict[str, object]:
+        block = {"type": "tool_result", "tool_use_id": "t1", "content": "ls: no such file"}
+        if is_error is not None:
+            block["is_error"] = is_error
+        return {"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+                "message": {"role": "user", "content": [block]}}  # fmt: skip
+
+    assert parse_cc(result(True)).entries[0].error
+    assert not parse_cc(result(False)).entries[0].error
+    assert not parse_cc(result(None)).entries[0].error

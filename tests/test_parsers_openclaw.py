@@ -351,3 +351,19 @@ def test_load_session_store_never_raises(tmp_path_factory: Any, data: dict[str, 
     path.write_text(json.dumps(data), encoding="utf-8")
     for session_id, meta in load_session_store(path).items():
         assert meta.session_id == session_id and meta.key in data
+
+
+def test_a_failed_tool_result_is_marked_an_error() -> None:
+    from clawback.core.archive.parsers.openclaw import parse_line as parse_openclaw
+
+    line = {
+        "type": "message",
+        "id": "r1",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                    "content": [{"type": "text", "text": "no such file"}], "isError": True},
+    }  # fmt: skip
+    (entry,) = parse_openclaw(line).entries
+    assert entry.kind == "tool_result" and entry.error
+    line["message"]["isError"] = False  # type: ignore[index]
+    assert not parse_openclaw(line).entries[0].error

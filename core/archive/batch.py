@@ -203,7 +203,7 @@ class FileBatch:
                 yield (
                     file_id, row_session, line, block, 0, entry.role.value, entry.kind.value,
                     entry_ts, entry.uuid, sidechain, entry.conversational, entry.partial,
-                    entry.model, display, text, cjk_bigrams(text), conv_id,
+                    entry.model, display, text, cjk_bigrams(text), conv_id, entry.error,
                 )  # fmt: skip
 
     def commit(self, *, final: bool) -> None:
@@ -224,7 +224,7 @@ class FileBatch:
             conn.executemany(
                 """INSERT INTO entries (file_id, session_id, line, block, piece, role, kind, ts,
                    uuid, sidechain, conversational, partial, model, display, text, cjk,
-                   conversation_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                   conversation_id, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 self._rows(state.id, session_id),
             )
             inserted = conn.total_changes - before

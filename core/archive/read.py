@@ -240,6 +240,7 @@ class Message:
     partial: bool
     model: str | None
     file: str
+    error: bool = False  # a tool's output that reports a failure
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -263,7 +264,8 @@ def session_messages(
         clauses.append("e.sidechain = 0")
     rows = db.execute(
         f"""SELECT min(e.id), e.line, e.block, e.role, e.kind, e.ts, group_concat(e.text, ''),
-                   max(e.display), e.sidechain, e.conversational, e.partial, e.model, f.file_key
+                   max(e.display), e.sidechain, e.conversational, e.partial, e.model, f.file_key,
+                   max(e.error)
             FROM (SELECT * FROM entries e WHERE {" AND ".join(clauses)} ORDER BY piece) e
             JOIN files f ON f.id = e.file_id
             GROUP BY e.file_id, e.line, e.block
@@ -286,6 +288,7 @@ def session_messages(
             bool(r[10]),
             r[11],
             r[12],
+            bool(r[13]),
         )
         for r in rows
     ]

@@ -118,7 +118,9 @@ async def test_the_transcript_shows_messages_as_written(written: ClawbackApp) ->
 
         kinds = [v.message.kind for v in shown]  # each result right under its call
         assert kinds[2:6] == ["tool_use", "tool_result", "tool_use", "tool_result"]
+        assert shown[3].message.error  # is_error, as Claude Code marked it
         assert shown[3].has_class("-error") and not shown[5].has_class("-error")
+        assert "↳ error" in str(shown[3].query_one(".fold", Static).render())
 
         compaction = next(v for v in shown if v.message.kind == "compaction")
         assert compaction.folded and not compaction.query(".body")

@@ -37,7 +37,7 @@ OTHER_KINDS = {
     "notification": "ℹ notice",
     "interruption": "⏹ interrupted",
 }
-# How tools word a failure; the archive keeps no is_error flag, so the view reads the output.
+# How tools word a failure: for rows indexed before the archive kept is_error (until reindex).
 ERROR_PREFIXES = (
     "<tool_use_error>",
     "Error:",
@@ -55,7 +55,9 @@ def is_folded(message: Message) -> bool:
 
 def is_tool_error(message: Message) -> bool:
     """A tool's output that reports a failure (shown in the error colour)."""
-    return message.kind == "tool_result" and message.text.lstrip().startswith(ERROR_PREFIXES)
+    if message.kind != "tool_result":
+        return False
+    return message.error or message.text.lstrip().startswith(ERROR_PREFIXES)
 
 
 def speaker(message: Message) -> str:

@@ -239,7 +239,12 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
     entries: list[Entry] = []
 
     def add(
-        role: Role, kind: Kind, text: str, conversational: bool, display: str | None = None
+        role: Role,
+        kind: Kind,
+        text: str,
+        conversational: bool,
+        display: str | None = None,
+        error: bool = False,
     ) -> None:
         entries.append(
             Entry(
@@ -252,6 +257,7 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
                 conversational=conversational,
                 display=display,
                 model=model,
+                error=error,
             )
         )
 
@@ -288,7 +294,7 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
         ):
             result = flatten_content(block.get("content")) or flatten_content(block.get("text"))
             if result:
-                add(Role.TOOL, Kind.TOOL_RESULT, result, False)
+                add(Role.TOOL, Kind.TOOL_RESULT, result, False, error=block.get("is_error") is True)
         elif block_type == "image":
             # A placeholder where the image was, so a mixed message still shows there was one.
             add(role, Kind.TEXT, IMAGE_MARKER, talk)

@@ -206,7 +206,17 @@ def _tool_result(message: dict[str, Any], stamp: str | None, uuid: str | None) -
     text = flatten_content(message.get("content"))
     if not text:
         return []
-    return [Entry(role=Role.TOOL, kind=Kind.TOOL_RESULT, text=text, timestamp=stamp, uuid=uuid)]
+    error = message.get("isError") is True
+    return [
+        Entry(
+            role=Role.TOOL,
+            kind=Kind.TOOL_RESULT,
+            text=text,
+            timestamp=stamp,
+            uuid=uuid,
+            error=error,
+        )
+    ]
 
 
 def _bash_execution(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
