@@ -117,6 +117,7 @@ async def test_a_retry_after_a_failure_shows_and_stores_the_message_once(
         stored = [m for m in tui.store.messages(dock.session_id) if m.role == "user"]
         assert [m.text for m in stored] == ["do not lose me"]
         assert [t for r, t in shown(pane) if r == "user"] == ["do not lose me"]
+        assert not pane.query(".turn-reply.-failed")  # the failure's note went with the retry
         assert ("assistant", "Kept.") in shown(pane)
         assert fake_claude.last_call()["stdin"].count("do not lose me") == 1
 

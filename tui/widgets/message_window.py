@@ -171,6 +171,8 @@ class MessageWindow(VerticalScroll):
     async def begin_turn(self, text: str) -> None:
         """Show what was sent and an empty reply, below the latest messages."""
         await self.bottom()
+        # A failed turn's note has served its purpose (the stored, folded system line stays).
+        await self.query(".turn-reply.-failed").remove()
         self._reply_text, self._sent = "", None
         self._reply = Static("", classes="turn-reply -streaming")
         last = next((m for m in reversed(self.messages) if m.role != "system"), None)
