@@ -215,6 +215,10 @@ class ClawbackApp(App[int]):
     async def _session_chosen(self, event: SessionsPane.SessionChosen) -> None:
         await self.open_session(event.session_id, focus=event.focus)  # no focus: a preview
 
+    @on(SessionsPane.ListedNothing)
+    async def _listed_nothing(self) -> None:
+        await self.panes.transcript.show_nothing()
+
     @on(SearchPane.HitChosen)
     async def _hit_chosen(self, event: SearchPane.HitChosen) -> None:
         if (hit := event.hit).source == "memory":

@@ -65,6 +65,14 @@ async def test_filter_box_narrows_the_list(tui: ClawbackApp) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert len(titles(tui)) == 6
+        await pilot.press("f", *"zzzqqq")  # nothing listed: nothing in the transcript either
+        await settle(pilot)
+        transcript = tui.query_one(TranscriptPane)
+        assert titles(tui) == [] and transcript.session is None
+        assert transcript.has_class("-empty")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert transcript.session is not None  # the list's first row again
         await pilot.press("f", *"project:claw search")  # project: narrows by folder
         await settle(pilot)
         assert titles(tui) == ["Choosing the search index"]

@@ -103,6 +103,10 @@ class SessionsPane(Pane):
         session_id: str
         focus: bool
 
+    @dataclass
+    class ListedNothing(Message):
+        """A filter change left the list empty: the transcript shows nothing either."""
+
     def __init__(self, store: Store, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.store = store
@@ -220,6 +224,8 @@ class SessionsPane(Pane):
                 # change, the row the cursor is on: the transcript never shows a session the
                 # list has filtered out.
                 self.post_message(self.SessionChosen(ids[listing.highlighted or 0], False))
+            elif self._follow:
+                self.post_message(self.ListedNothing())
             self._follow = False
             self._first_page = not ids
             if self._projects is None:  # after the first page, so it never delays the list

@@ -192,6 +192,17 @@ class TranscriptPane(Pane):
         ]
         header.update(Content(" · ".join(f for f in facts if f)))
 
+    async def show_nothing(self) -> None:
+        """The list shows no session, so neither does the transcript (a reply streaming into
+        the one on screen keeps it)."""
+        if self.dock.busy or self.session is None:
+            return
+        self.workers.cancel_group(self, "transcript")
+        self.session, self._opening, self._messages = None, None, []
+        self.remove_class("-chat")
+        self.add_class("-empty")
+        await self.window.show([])
+
     # -- chatting -------------------------------------------------------------------------------
 
     async def new_chat(self) -> None:
