@@ -6,7 +6,6 @@ made on first use; commands on the fast path (search) print with click alone.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -43,6 +42,8 @@ def escape(text: str) -> str:
 
 
 def print_json(data: Any) -> None:
+    import json  # only for --json output; most runs print text
+
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 

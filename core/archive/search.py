@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
-from clawback.core.archive.embeddings.fusion import VECTOR_WEIGHT, fuse_weighted, keep_exact
-from clawback.core.archive.hybrid import admit, boost_recent
 from clawback.core.archive.prefixes import expand_prefixes
 from clawback.core.archive.query import build_match, score_from_rank, split_terms, terms
 from clawback.core.db import Queryable
@@ -299,6 +297,11 @@ def _vector_search(
     recency: bool,
 ) -> SearchResults:
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
+    # Imported here, not at the top: keyword searches (the command line's fast path) never
+    # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
+    from clawback.core.archive.embeddings.fusion import VECTOR_WEIGHT, fuse_weighted, keep_exact
+    from clawback.core.archive.hybrid import admit, boost_recent
+
     results = SearchResults(query=query, mode=mode)
     if not query.strip() or limit <= 0:
         return results
