@@ -70,6 +70,7 @@ async def test_filter_box_narrows_the_list(tui: ClawbackApp) -> None:
         transcript = tui.query_one(TranscriptPane)
         assert titles(tui) == [] and transcript.session is None
         assert transcript.has_class("-empty")
+        assert str(transcript.border_title) == transcript.TITLE  # not the hidden session's
         await pilot.press("escape")
         await settle(pilot)
         assert transcript.session is not None  # the list's first row again

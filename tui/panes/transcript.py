@@ -201,6 +201,7 @@ class TranscriptPane(Pane):
         self.session, self._opening, self._messages = None, None, []
         self.remove_class("-chat")
         self.add_class("-empty")
+        self.border_title = self.TITLE
         await self.window.show([])
 
     # -- chatting -------------------------------------------------------------------------------
