@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clawback.core.claude.errors import (
     CLAUDE_ENV,
@@ -51,10 +51,8 @@ from clawback.core.claude.events import (
     parse_stream_line,
 )
 from clawback.core.claude.mcp import McpTools
+from clawback.core.config import ChatConfig
 from clawback.core.paths import Paths, ensure_private_dir
-
-if TYPE_CHECKING:
-    from clawback.core.config import ChatConfig
 
 __all__ = ["ClaudeRunner", "TurnResult"]
 
