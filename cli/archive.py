@@ -13,10 +13,10 @@ from typing import Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
+from clawback.core.archive.health import health
 from clawback.core.archive.ingest import ProgressFactory
 from clawback.core.archive.read import (
     export_markdown,
-    health,
     list_conversations,
     list_sessions,
     resolve_session,

@@ -16,9 +16,10 @@ import time
 from pathlib import Path
 
 import pytest
+from clawback.core.archive.health import health
 from clawback.core.archive.ingest import IngestStats
 from clawback.core.archive.parsers import detect_lines
-from clawback.core.archive.read import health, resolve_session, session_messages
+from clawback.core.archive.read import resolve_session, session_messages
 from clawback.core.archive.search import SearchFilters, search
 from clawback.core.archive.sources import SourceRoot
 from clawback.core.errors import NotFoundError

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clawback.core.archive.health import health
 from clawback.core.archive.lines import LineReader
-from clawback.core.archive.read import health
 from clawback.core.archive.sources import SourceRoot
 from clawback.core.records import Source
 from hypothesis import HealthCheck, given, settings

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clawback.core.archive.read import health
+from clawback.core.archive.health import health
 from clawback.core.errors import UsageError
 from clawback.core.home import Home
 from clawback.core.memory.files import Workspace

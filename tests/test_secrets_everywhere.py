@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clawback.core.archive.health import health
 from clawback.core.archive.masking import mask_secrets
-from clawback.core.archive.read import health
 
 from .helpers import cc_assistant, cc_user, write_lines
 
