@@ -214,7 +214,10 @@ class VectorIndex:
         self._generation = -1
         self._chunks = np.zeros(0, np.int64)
         self._hashes = np.zeros(0, np.int64)
-        self._matrix = np.zeros((0, 0), np.float32)
+        # Stored transposed, one column per chunk (dim x n, C order): OpenBLAS multiplies a
+        # vector by it in half the time the row-major (n x dim) product takes (5 ms against
+        # 11 ms for 87,000 x 384 on this machine, one thread; same scores).
+        self._columns = np.zeros((0, 0), np.float32)
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -224,7 +227,7 @@ class VectorIndex:
         if generation != self._generation:
             self._seq, self._generation = 0, generation
             self._chunks, self._hashes = np.zeros(0, np.int64), np.zeros(0, np.int64)
-            self._matrix = np.zeros((0, 0), np.float32)
+            self._columns = np.zeros((0, 0), np.float32)
         chunks, hashes, vectors, seq = self.store.rows_after(self._seq)
         if not len(chunks):
             return
@@ -234,12 +237,13 @@ class VectorIndex:
             if stale.any():
                 keep = ~stale
                 self._chunks, self._hashes = self._chunks[keep], self._hashes[keep]
-                self._matrix = self._matrix[keep]
-            self._matrix = np.vstack([self._matrix, vectors])
+                self._columns = self._columns[:, keep]
+            self._columns = _columns(vectors, before=self._columns)
             self._chunks = np.concatenate([self._chunks, chunks])
             self._hashes = np.concatenate([self._hashes, hashes])
         else:
-            self._chunks, self._hashes, self._matrix = chunks, hashes, vectors
+            self._chunks, self._hashes = chunks, hashes
+            self._columns = _columns(vectors)
         self._seq = seq
 
     def search(self, query: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
@@ -247,10 +251,26 @@ class VectorIndex:
         best first."""
         if not len(self._chunks) or limit <= 0:
             return []
-        scores = self._matrix @ np.asarray(query, dtype=np.float32)
+        scores = np.asarray(query, dtype=np.float32) @ self._columns
         if limit < len(scores):
             top = np.argpartition(-scores, limit - 1)[:limit]
         else:
             top = np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self._chunks[i]), int(self._hashes[i]), float(scores[i])) for i in top]
+
+
+def _columns(rows: np.ndarray, before: np.ndarray | None = None) -> np.ndarray:
+    """``before`` (dim x n) with ``rows`` (m x dim) appended as columns, in C order.
+
+    Transposed a block of rows at a time: numpy's whole-matrix transposing copy walks memory
+    across the grain and took 0.2-0.5 s for 87,000 x 384, blocks take about 0.1 s.
+    """
+    old = 0 if before is None or not before.size else before.shape[1]
+    out = np.empty((rows.shape[1], old + len(rows)), np.float32)
+    if old and before is not None:
+        out[:, :old] = before
+    for start in range(0, len(rows), 4096):
+        block = rows[start : start + 4096]
+        out[:, old + start : old + start + len(block)] = block.T
+    return out
