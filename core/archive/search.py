@@ -14,11 +14,12 @@ keyword search costs the same whether or not embeddings are installed.
 
 from __future__ import annotations
 
+import _thread
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clawback.core.archive.prefixes import expand_prefixes
 from clawback.core.archive.query import build_match, score_from_rank, split_terms, terms
@@ -26,6 +27,9 @@ from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.timeutil import normalize_ts
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 MARK_START, MARK_END = "\x02", "\x03"  # snippet() markers; rendered by each client
 SNIPPET_TOKENS = 16
@@ -124,7 +128,10 @@ class NearestChunks(Protocol):
     """What hybrid search needs from the vector side (``embeddings.semantic.SemanticIndex``)."""
 
     def nearest(self, query: str, limit: int) -> Sequence[tuple[int, int, float]]:
-        """``(chunk, text hash, similarity)`` best first; raises ``ClawbackError`` to decline."""
+        """``(chunk, text hash, similarity)`` best first; raises ``ClawbackError`` to decline.
+
+        Hybrid search calls it on a thread of its own (one, shared by every search), while the
+        keyword side runs: it must not use the caller's database connection."""
         ...
 
 
@@ -308,10 +315,18 @@ def _vector_search(
     match = build_match(query)
     keyword: list[tuple[int, float]] = []
     if mode == "hybrid" and match is not None:
-        match = expand_prefixes(db, match)
-        ranked, _ = _ranked(db, query, match, filters, CANDIDATES, 0, DEFAULT_SCORE_CAP)
+        # The two sides overlap: the query's embedding and the vector product run on the
+        # vector thread (both release the GIL) while SQLite ranks the keyword side here.
+        pending = _vector_thread().submit(nearest.nearest, query, NEAREST_POOL)
+        try:
+            match = expand_prefixes(db, match)
+            ranked, _ = _ranked(db, query, match, filters, CANDIDATES, 0, DEFAULT_SCORE_CAP)
+        finally:
+            neighbours = pending.result()
         keyword = [(rowid, score_from_rank(rank)) for rowid, rank in ranked]
-    vector = admit(db, nearest.nearest(query, NEAREST_POOL), *filters.where())[:CANDIDATES]
+    else:
+        neighbours = nearest.nearest(query, NEAREST_POOL)
+    vector = admit(db, neighbours, *filters.where())[:CANDIDATES]
     # With nothing from one side, the other's evidence is all there is: it gets full weight.
     weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
     fused = fuse_weighted(keyword, vector, vector_weight=weight)
@@ -329,6 +344,25 @@ def _vector_search(
             hit = _hit(row, 0.0, highlight if item.keyword is not None else [], False)
             results.hits.append(replace(hit, score=item.score, found_by=item.found_by))
     return results
+
+
+_VECTOR_THREAD: ThreadPoolExecutor | None = None
+_VECTOR_THREAD_LOCK = _thread.allocate_lock()  # not ``threading``: keyword search skips it
+
+
+def _vector_thread() -> ThreadPoolExecutor:
+    """The one thread that asks the vector side for neighbours during hybrid searches.
+
+    One thread, so a ``NearestChunks`` (which need not be thread-safe) still answers one query
+    at a time however many threads search; it never touches the index database.
+    """
+    global _VECTOR_THREAD
+    with _VECTOR_THREAD_LOCK:
+        if _VECTOR_THREAD is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _VECTOR_THREAD = ThreadPoolExecutor(1, thread_name_prefix="clawback-vectors")
+        return _VECTOR_THREAD
 
 
 def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool) -> SearchHit:
