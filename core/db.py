@@ -36,7 +36,7 @@ class Queryable(Protocol):
 
 
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
-LATEST_MIGRATION = "0009_tool_errors"
+LATEST_MIGRATION = "0010_entries_file_uuid"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:

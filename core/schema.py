@@ -247,3 +247,20 @@ def _tool_errors(db: sqlite_utils.Database) -> None:
     ``is_error``, pi ``isError``), so the transcript shows it as an error; rows indexed before
     say 0 until a reindex."""
     db.execute("ALTER TABLE entries ADD COLUMN error INTEGER NOT NULL DEFAULT 0")
+
+
+@migrations(name="0010_entries_file_uuid")
+def _entries_file_uuid(db: sqlite_utils.Database) -> None:
+    """Message uuids indexed per file: ``entries_uuid`` put every new entry at a random place
+    in one index over the whole archive, so each commit rewrote pages all over it (the larger
+    the archive, the more); keyed by file first, a file's commit touches a few pages of its own.
+    A lookup by uuid alone probes file by file, so a waiting summary is looked for only in
+    the files that took entries since the last look (``new_entries``, set in the same
+    transaction as the entries, so a crash in between loses nothing)."""
+    db.executescript(
+        """
+        DROP INDEX IF EXISTS entries_uuid;
+        CREATE INDEX entries_file_uuid ON entries (file_id, uuid) WHERE uuid IS NOT NULL;
+        ALTER TABLE files ADD COLUMN new_entries INTEGER NOT NULL DEFAULT 0;
+        """
+    )

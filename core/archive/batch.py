@@ -253,7 +253,7 @@ class FileBatch:
             owner = session_id if self.owns_entries else None
             conn.execute(
                 """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
-                   skipped_lines = skipped_lines + ?, session_id = ?,
+                   skipped_lines = skipped_lines + ?, session_id = ?, new_entries = 1,
                    last_ts = coalesce(?, last_ts) WHERE id = ?""",
                 (state.offset, state.last_line, state.prefix_hash, len(self.skipped),
                  owner, self.last_ts, state.id),

@@ -14,6 +14,7 @@ sessions by uuid whenever files arrive, in any order.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -118,19 +119,39 @@ def refresh_session(conn: Any, session_id: str) -> None:
     )
 
 
+# The session holding a leaf uuid. Message uuids are indexed per file (``entries_file_uuid``),
+# so the lookup walks the Claude Code files (CROSS JOIN keeps them outside) and probes each.
+_LEAF_SESSION = """
+SELECT e.session_id FROM files f CROSS JOIN entries e
+WHERE f.source = 'claude-code' {only} AND e.file_id = f.id AND e.uuid = ?
+  AND e.session_id IS NOT NULL AND e.kind != 'summary' LIMIT 1
+"""
+_IN_FILES = "AND f.id IN (SELECT value FROM json_each(?))"
+
+
 def resolve_leaf_titles(conn: Any) -> set[str]:
     """Match waiting summaries to the sessions holding their leaf uuid; returns those retitled.
 
     The summary's own entry moves to the session it describes, so a search hit on it shows
     the right session. Of several summaries of one session, the one ending latest wins.
+    A summary read before has been looked for everywhere already, so it is looked for only
+    in the files that took entries since (``files.new_entries``); a new one, everywhere.
     """
-    found = conn.execute(
-        """SELECT lt.leaf_uuid, lt.file_id, lt.line,
-                  (SELECT e.session_id FROM entries e JOIN files f ON f.id = e.file_id
-                   WHERE e.uuid = lt.leaf_uuid AND e.session_id IS NOT NULL
-                     AND e.kind != 'summary' AND f.source = 'claude-code' LIMIT 1)
-           FROM leaf_titles lt WHERE lt.session_id IS NULL"""
+    changed = {row[0] for row in conn.execute("SELECT id FROM files WHERE new_entries = 1")}
+    if not changed:
+        return set()
+    conn.execute("UPDATE files SET new_entries = 0 WHERE new_entries = 1")
+    waiting = conn.execute(
+        "SELECT leaf_uuid, file_id, line FROM leaf_titles WHERE session_id IS NULL"
     ).fetchall()
+    every = _LEAF_SESSION.format(only="")
+    among = _LEAF_SESSION.format(only=_IN_FILES)
+    files = json.dumps(sorted(changed))
+    found = []
+    for leaf, file_id, line in waiting:
+        query, args = (every, (leaf,)) if file_id in changed else (among, (files, leaf))
+        row = conn.execute(query, args).fetchone()
+        found.append((leaf, file_id, line, row[0] if row else None))
     touched: set[str] = set()
     for leaf, file_id, line, session_id in found:
         if session_id is None:

@@ -204,8 +204,9 @@ class Reader:
             answer["superseded_by"] = str(FactRef(newer))
         if message_id:
             found = self.db.execute(
-                """SELECT f.source, f.file_key, e.line FROM entries e
-                   JOIN files f ON f.id = e.file_id WHERE e.uuid = ? LIMIT 1""",
+                # uuids are indexed per file (entries_file_uuid): probe file by file
+                """SELECT f.source, f.file_key, e.line FROM files f CROSS JOIN entries e
+                   WHERE e.file_id = f.id AND e.uuid = ? LIMIT 1""",
                 (message_id,),
             ).fetchone()
             if found:
