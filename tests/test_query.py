@@ -29,6 +29,8 @@ DOCS = {
     7: "hello there, not the world",
     8: "Costs $100 (approx) AND NOT more; see text:foo",
     9: "2024年の計画",
+    10: "Please read the CLAUDE.mdファイルを読んでください",
+    11: "ファイルREADME.mdを開く",
 }
 
 
@@ -99,6 +101,14 @@ def search(db: sqlite3.Connection, query: str) -> set[int]:
         ("2024", {9}),
         ("計画", {9}),
         ("年", {9}),
+        # Latin glued to CJK: "md" is in the cjk column, "claude" in the text column.
+        ("CLAUDE.mdファイル", {10}),
+        ("CLAUDE.mdファイルを読んで", {10}),
+        ('"read the CLAUDE.mdファイル"', {10}),
+        ('"the read CLAUDE.mdファイル"', set()),  # the Latin words stay a phrase
+        ("ファイルREADME.md", {11}),
+        ("ファイルREADM*", {11}),
+        ("OTHER.mdファイル", set()),
     ],
 )
 def test_examples(db: sqlite3.Connection, query: str, expected: set[int]) -> None:
@@ -128,6 +138,7 @@ def test_expressions_quote_every_term() -> None:
     assert build_match("世界") == 'cjk : "世界"'
     assert build_match("世") == 'cjk : "世"*'
     assert build_match("Python编程") == '("Python" AND cjk : "编程")'
+    assert build_match("CLAUDE.mdファイル") == '("CLAUDE." AND "md" AND cjk : "ファ ァイ イル")'
 
 
 def test_tables_without_a_bigram_column() -> None:

@@ -18,7 +18,9 @@ Columns: a term without CJK letters is left unqualified, so it matches the ``tex
 also the ``cjk`` column, which holds the letters glued to CJK text ("学习Python编程" is one
 token in ``text``). A CJK run is matched in ``cjk`` as the phrase of its bigrams
 (``cjk : "你好 好世 世界"``), a single CJK character as a prefix (``cjk : "世"*``); a mixed term
-is split at script boundaries and its pieces AND'ed. See :mod:`clawback.core.archive.cjk`.
+is split at script boundaries and its pieces AND'ed, the letters glued to a CJK run apart from
+the rest ("CLAUDE.mdファイル": ``"CLAUDE." AND "md" AND cjk : "ファ ァイ イル"``). See
+:mod:`clawback.core.archive.cjk`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ MAX_TERMS = 32  # each side; a pasted paragraph is not a query, and FTS5 limits 
 _SURROGATES_AND_NUL = re.compile("[\ud800-\udfff\x00]")
 _WORD = re.compile(r"[^\W_]+")
 _EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
+_GLUED_HEAD = re.compile(r"[^\W_]*")  # letters and digits glued to a CJK run before them
+_GLUED_TAIL = re.compile(r"[^\W_]*$")  # ... and to one after them
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +175,10 @@ def _highlight_words(term: Term) -> list[str]:
 
 def _term_expression(term: Term, cjk_column: str | None) -> str | None:
     """The expression for one term, or ``None`` when it has nothing the tokenizer keeps."""
-    pieces = [(piece, cjk) for piece, cjk in split_scripts(term.text) if _has_token(piece)]
+    scripts = split_scripts(term.text)
+    if cjk_column is not None and len(scripts) > 1:
+        scripts = _unglue(scripts)
+    pieces = [(piece, cjk) for piece, cjk in scripts if _has_token(piece)]
     if not pieces:
         return None
     parts: list[str] = []
@@ -191,6 +198,30 @@ def _term_expression(term: Term, cjk_column: str | None) -> str | None:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def _unglue(pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    """Latin pieces with the letters glued to a CJK neighbour split off as pieces of their own.
+
+    ``unicode61`` makes "CLAUDE.mdファイル" the tokens ``claude`` and ``mdファイル`` in the
+    ``text`` column, and the ``cjk`` column holds ``md`` (the glued letters) with the bigrams.
+    The phrase "CLAUDE.md" is in neither column, but ``"CLAUDE." AND "md"`` (unqualified: any
+    column) and the bigrams are. The glued letters are those :func:`cjk_bigrams` copies into
+    the ``cjk`` column: letters and digits touching the run, up to the first other character.
+    """
+    out: list[tuple[str, bool]] = []
+    for index, (piece, cjk) in enumerate(pieces):
+        if cjk:
+            out.append((piece, cjk))
+            continue
+        before = index > 0 and pieces[index - 1][1]
+        after = index + 1 < len(pieces) and pieces[index + 1][1]
+        head = _GLUED_HEAD.match(piece).group() if before else ""  # type: ignore[union-attr]
+        rest = piece[len(head) :]
+        tail = _GLUED_TAIL.search(rest).group() if after else ""  # type: ignore[union-attr]
+        middle = rest[: len(rest) - len(tail)]
+        out.extend((part, False) for part in (head, middle, tail) if part)
+    return out
 
 
 def _quote(text: str) -> str:
