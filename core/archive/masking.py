@@ -160,20 +160,25 @@ def mask_secrets(text: str) -> str:
         raw = text.encode()
     if len(raw) < len(_RUN_SHORT):
         return text
-    if b"SG." in raw or _GITLAB_TRIGGER.search(raw):
+    classes = raw.translate(_TO_CLASS)
+    at = classes.find(_RUN_SHORT)
+    # A GitLab or SendGrid token ends in a run of 20 token characters: no run, no token.
+    if at >= 0 and (b"SG." in raw or _GITLAB_TRIGGER.search(raw)):
         masked = _SENDGRID.sub(_mask_prefixed, _GITLAB.sub(_mask_prefixed, text))
         if masked != text:
             text, raw = masked, masked.encode()
-    classes = raw.translate(_TO_CLASS)
-    if len(raw) >= _AWS_SECRET_LEN:
-        # Only "/" tells the two classes apart: without one, one translation serves both.
+            classes = raw.translate(_TO_CLASS)
+            at = classes.find(_RUN_SHORT)
+    # Only "/" tells the two classes apart: without one, one translation serves both, and a
+    # run of 40 is a run of 20 first.
+    if len(raw) >= _AWS_SECRET_LEN and (at >= 0 or b"/" in raw):
         wide = raw.translate(_TO_WIDE_CLASS) if b"/" in raw else classes
         if wide.find(_RUN_AWS_SECRET) >= 0:
             masked = _mask_aws_secrets(text, raw, wide)
             if masked != text:
                 text, raw = masked, masked.encode()
                 classes = raw.translate(_TO_CLASS)
-    at = classes.find(_RUN_SHORT)
+                at = classes.find(_RUN_SHORT)
     if at < 0:
         return text
     if _AWS_BYTES.search(raw, at):
