@@ -17,12 +17,17 @@ It never raises on content: a line gives values and a reason to report, or only 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from clawback.core import safejson
+
+_loads = json.loads
+_raw_decode = json.JSONDecoder().raw_decode
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # \uD800-\uDFFF
 
 BOM = b"\xef\xbb\xbf"
 _READ_BUFFER = 1 << 20
@@ -46,12 +51,26 @@ def decode_line(raw: bytes) -> tuple[list[Any], str | None]:
         text = raw.decode("utf-8", "replace")
         problem = "invalid UTF-8 (replaced)"
     else:
+        # safejson.loads inlined: this runs once per line. The surrogate test looks at the bytes
+        # first (an escape is ASCII, so it is in both or in neither) with a regex: ``in`` is
+        # slow for a needle ending in a letter as common as "u" or "d".
+        # ``raw_decode`` skips ``json.loads``'s whitespace regexes; leading blanks (rare) get
+        # ``json.loads``, trailing blanks are checked here, and anything else after the value
+        # goes to the slow path below, as an error from ``json.loads`` would.
         try:
-            return [safejson.loads(text, escapes=b"\\u" in raw)], None
-        except safejson.NestedTooDeep as exc:
-            return [], str(exc)
+            try:
+                value, end = _raw_decode(text)
+            except ValueError:
+                value, end = _loads(text), len(text)
+        except RecursionError:
+            return [], str(safejson.NestedTooDeep())
         except ValueError:
             pass
+        else:
+            if end == len(text) or text[end:].isspace():
+                if _SURROGATE_ESCAPE.search(raw) and safejson.may_hold_lone_surrogate(text):
+                    value = safejson.clean(value)
+                return [value], None
     values: list[Any] = []
     pos, end = 0, len(text.rstrip())
     try:
