@@ -35,6 +35,8 @@ class Queryable(Protocol):
     def execute(self, sql: str, parameters: Any = ..., /) -> sqlite3.Cursor: ...
 
 
+WAL_CHECKPOINT_PAGES = 10_000  # see connect()
+WAL_KEEP_BYTES = 8 * 1024 * 1024
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
 LATEST_MIGRATION = "0010_entries_file_uuid"
 
@@ -54,6 +56,11 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     if path is not None:
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
+        # Ingestion commits once per file, and a checkpoint (which syncs the database file)
+        # every 1,000 pages, SQLite's default, came every few files: a tenth of ingest time.
+        # Every 10,000 pages (40 MB) instead, and the WAL is cut back to 8 MB once emptied.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+        conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
     db = sqlite_utils.Database(conn)
     if migrations.pending(db):
