@@ -19,10 +19,12 @@ from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import ConversationTracker
 from clawback.core.archive.sources import SourceRoot
 from clawback.core.db import write_transaction
-from clawback.core.records import Entry, ParsedLine, SessionMeta, Source
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
 
 PREFIX_WINDOW = 4096
+# An enum member's ``.value`` is a Python-level property: a dict lookup is cheaper per row.
+_VALUE: dict[Role | Kind, str] = {member: member.value for member in (*Role, *Kind)}
 
 
 @dataclass
@@ -184,26 +186,31 @@ class FileBatch:
 
     def _rows(self, file_id: int, session_id: str | None) -> Iterator[tuple[Any, ...]]:
         mask = self.mask
-        tracker = self.conversations
+        place = self.conversations.place
+        force_sidechain = self.force_sidechain
         for line, entries, other in self.pending:
-            ts = normalize_ts(entries[0].timestamp)
+            first_ts = entries[0].timestamp
+            ts = normalize_ts(first_ts)
             row_session = session_id if other is None else (other or None)
-            conv_id = tracker.place(line, ts, entries, other) if other != "" else None
+            conv_id = place(line, ts, entries, other) if other != "" else None
             if ts:
                 self.last_ts = ts
             for block, entry in enumerate(entries):
-                text = mask(entry.text) if mask else entry.text
-                display = mask(entry.display) if mask and entry.display else entry.display
-                sidechain = entry.sidechain or self.force_sidechain
-                entry_ts = (
-                    ts if entry.timestamp == entries[0].timestamp else normalize_ts(entry.timestamp)
-                )
+                text = display = entry.display
+                if mask:
+                    text = mask(entry.text)
+                    if display:
+                        display = mask(display)
+                else:
+                    text = entry.text
+                entry_ts = ts if entry.timestamp == first_ts else normalize_ts(entry.timestamp)
                 # One row per entry however long (piece 0): a phrase or an AND query must match
                 # the entry as a whole, and snippet() picks the window of it to show.
                 yield (
-                    file_id, row_session, line, block, 0, entry.role.value, entry.kind.value,
-                    entry_ts, entry.uuid, sidechain, entry.conversational, entry.partial,
-                    entry.model, display, text, cjk_bigrams(text), conv_id, entry.error,
+                    file_id, row_session, line, block, 0, _VALUE[entry.role], _VALUE[entry.kind],
+                    entry_ts, entry.uuid, entry.sidechain or force_sidechain,
+                    entry.conversational, entry.partial, entry.model, display, text,
+                    cjk_bigrams(text), conv_id, entry.error,
                 )  # fmt: skip
 
     def commit(self, *, final: bool) -> None:
