@@ -73,12 +73,24 @@ def window_hash(path: Path, offset: int) -> str | None:
 
 def _merge_into(into: SessionMeta, meta: SessionMeta) -> None:
     """Fold one line's facts into a session's: titles take the latest, the rest the first."""
+    # Spelled out field by field: this runs once per line, and a getattr/setattr loop over
+    # the names cost more than the rest of the line's bookkeeping.
     if meta.label is not None:
         into.label = meta.label  # "" clears
-    for name in ("key", "title", "custom_title", "cwd", "parent_id", "channel", "created"):
-        value = getattr(meta, name)
-        if value and (name in ("title", "custom_title") or getattr(into, name) is None):
-            setattr(into, name, value)
+    if meta.title:
+        into.title = meta.title
+    if meta.custom_title:
+        into.custom_title = meta.custom_title
+    if meta.key and into.key is None:
+        into.key = meta.key
+    if meta.cwd and into.cwd is None:
+        into.cwd = meta.cwd
+    if meta.parent_id and into.parent_id is None:
+        into.parent_id = meta.parent_id
+    if meta.channel and into.channel is None:
+        into.channel = meta.channel
+    if meta.created and into.created is None:
+        into.created = meta.created
 
 
 def _is_uuid_like(text: str) -> bool:
