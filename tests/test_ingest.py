@@ -187,6 +187,30 @@ def test_two_objects_on_one_line_are_both_kept(app: Home, cc_root: Path) -> None
     assert resolve_session(app.db, "s1").title == "Lima summary title"
 
 
+def test_a_waiting_summary_finds_its_leaf_even_if_the_last_run_stopped_before_looking(
+    app: Home, cc_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which files took entries since summaries last looked is kept in the index, in the
+    same transaction as the entries: a run that dies before looking loses nothing."""
+    from clawback.core.archive import ingest as ingest_module
+
+    summary = {"type": "summary", "summary": "Mike summary title", "leafUuid": "u9"}
+    write_lines(cc_root / "p" / "s2.jsonl", [summary, cc_user("s2", "u2", "second session")])
+    ingest(app, cc_root)
+    (waiting,) = app.db.execute("SELECT count(*) FROM leaf_titles WHERE session_id IS NULL")
+    assert waiting == (1,)
+    assert app.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
+
+    write_lines(cc_root / "p" / "s1.jsonl", [cc_user("s1", "u9", "the leaf lives here")])
+    with monkeypatch.context() as patched:  # the run stops before summaries are matched
+        patched.setattr(ingest_module, "resolve_leaf_titles", lambda conn: set())
+        ingest(app, cc_root)
+    assert resolve_session(app.db, "s1").title != "Mike summary title"
+    ingest(app, cc_root)  # nothing changed on disk: the flag left behind says where to look
+    assert resolve_session(app.db, "s1").title == "Mike summary title"
+    assert app.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
+
+
 def test_subagent_file_belongs_to_parent_session_as_sidechain(app: Home, cc_root: Path) -> None:
     sid = "11111111-2222-3333-4444-555555555555"
     write_lines(cc_root / "p" / f"{sid}.jsonl", [cc_user(sid, "u1", "main thread mike")])
