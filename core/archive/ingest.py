@@ -107,6 +107,7 @@ class Ingestor:
         self._mask = mask_secrets if config.archive.mask_secrets else None
         # What every stored text other than an entry body passes through: names, titles, paths.
         self._seal = seal if config.archive.mask_secrets else clean_text
+        self._last_path: tuple[str, str] = ("", "")  # (path, sealed): a file is sealed once
         self._stores: dict[Path, dict[str, SessionMeta]] = {}
         self.seen: set[tuple[str, str]] = set()  # files found by the last scan
 
@@ -297,6 +298,15 @@ class Ingestor:
             stats.files += 1
             return self._consume(item, state, stats, advance)
 
+    def _sealed_path(self, item: WorkItem) -> str:
+        """``item``'s path as stored; asked for twice per new file, so the last one is kept."""
+        path = str(item.path)
+        last, sealed = self._last_path
+        if path != last:
+            sealed = self._seal(path)
+            self._last_path = (path, sealed)
+        return sealed
+
     def _state(self, item: WorkItem) -> FileState:
         select = "SELECT * FROM files WHERE source = ? AND file_key = ?"
         ident = (item.source.value, item.key)
@@ -306,7 +316,7 @@ class Ingestor:
             with write_transaction(self.db) as conn:
                 conn.execute(
                     "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
-                    (*ident, self._seal(str(item.path))),
+                    (*ident, self._sealed_path(item)),
                 )
             cursor = self.db.execute(select, ident)
             row = cursor.fetchone()
@@ -358,7 +368,7 @@ class Ingestor:
         with write_transaction(self.db) as conn:
             conn.execute(
                 "UPDATE files SET status = 'ingesting', path = ?, missing = 0 WHERE id = ?",
-                (self._seal(str(item.path)), state.id),
+                (self._sealed_path(item), state.id),
             )
         line_no, consumed_from = state.last_line, state.offset
         limit_mb = self.config.archive.max_line_mb
@@ -442,7 +452,7 @@ class Ingestor:
                     len(data),
                     text.count("\n"),
                     digest,
-                    self._seal(str(item.path)),
+                    self._sealed_path(item),
                     state.id,
                 ),
             )

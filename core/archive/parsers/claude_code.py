@@ -206,7 +206,12 @@ def _str(value: Any) -> str | None:
 
 
 def _meta(obj: dict[str, Any]) -> SessionMeta:
-    return SessionMeta(session_id=_str(obj.get("sessionId")), cwd=_str(obj.get("cwd")))
+    session_id = obj.get("sessionId")
+    cwd = obj.get("cwd")
+    return SessionMeta(
+        session_id if isinstance(session_id, str) else None,
+        cwd=cwd if isinstance(cwd, str) else None,
+    )
 
 
 def _message_line(obj: dict[str, Any]) -> ParsedLine:
@@ -232,72 +237,97 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
             conversational=True,
         )
         return ParsedLine(entries=[entry], meta=_meta(obj))
-    model = _str(message.get("model")) if role is Role.ASSISTANT else None
-    if model == "<synthetic>":
+    model = message.get("model") if role is Role.ASSISTANT else None
+    if model == "<synthetic>" or not isinstance(model, str):
         model = None
     talk = obj.get("isMeta") is not True and obj.get("isApiErrorMessage") is not True
     entries: list[Entry] = []
-
-    def add(
-        role: Role,
-        kind: Kind,
-        text: str,
-        conversational: bool,
-        display: str | None = None,
-        error: bool = False,
-    ) -> None:
-        entries.append(
-            Entry(
-                role=role,
-                kind=kind,
-                text=text,
-                timestamp=stamp,
-                uuid=uuid,
-                sidechain=sidechain,
-                conversational=conversational,
-                display=display,
-                model=model,
-                error=error,
-            )
-        )
-
-    raw_blocks: list[Any] = [content] if isinstance(content, str) else content
-    for raw in raw_blocks:
-        block: dict[str, Any]
+    append = entries.append
+    # Entries are built positionally: (role, kind, text, timestamp, uuid, sidechain,
+    # conversational, display, model[, partial, error]); this runs for every block of every line.
+    if isinstance(content, str):
+        content = [content]
+    for raw in content:
         if isinstance(raw, str):
-            block = {"type": "text", "text": raw}
+            block_type: Any = "text"
+            said: Any = raw
         elif isinstance(raw, dict):
-            block = raw
+            block_type = raw.get("type")
+            said = raw.get("text") if block_type == "text" else None
         else:
             continue
-        block_type = block.get("type")
         if block_type == "text":
-            said = block.get("text")
             if not isinstance(said, str) or not said.strip():
                 continue
             injected = _injected(said) if role is Role.USER else None
             if injected is not None:
                 kind_role, kind, display = injected
-                add(kind_role, kind, said, talk and kind is Kind.TOOL_USE, display)
+                conversational = talk and kind is Kind.TOOL_USE
+                append(
+                    Entry(
+                        kind_role,
+                        kind,
+                        said,
+                        stamp,
+                        uuid,
+                        sidechain,
+                        conversational,
+                        display,
+                        model,
+                    )
+                )
             else:
                 conversational = talk and not said.startswith(INJECTED_PREFIXES)
-                add(role, Kind.TEXT, said, conversational, _command_display(said))
+                shown = _command_display(said) if said.startswith("<command-") else None
+                append(
+                    Entry(
+                        role,
+                        Kind.TEXT,
+                        said,
+                        stamp,
+                        uuid,
+                        sidechain,
+                        conversational,
+                        shown,
+                        model,
+                    )
+                )
         elif block_type in ("tool_use", "server_tool_use"):
-            display, call = describe_tool_call(block.get("name"), block.get("input"))
-            add(Role.ASSISTANT, Kind.TOOL_USE, call, talk, display)
+            display, call = describe_tool_call(raw.get("name"), raw.get("input"))
+            append(
+                Entry(
+                    Role.ASSISTANT,
+                    Kind.TOOL_USE,
+                    call,
+                    stamp,
+                    uuid,
+                    sidechain,
+                    talk,
+                    display,
+                    model,
+                )
+            )
         elif block_type == "thinking":
-            thinking = block.get("thinking")
+            thinking = raw.get("thinking")
             if isinstance(thinking, str) and thinking.strip():
-                add(role, Kind.THINKING, thinking, False)
+                append(
+                    Entry(role, Kind.THINKING, thinking, stamp, uuid, sidechain, False, None, model)
+                )
         elif block_type == "tool_result" or (
             isinstance(block_type, str) and block_type.endswith("_tool_result")
         ):
-            result = flatten_content(block.get("content")) or flatten_content(block.get("text"))
+            result = flatten_content(raw.get("content")) or flatten_content(raw.get("text"))
             if result:
-                add(Role.TOOL, Kind.TOOL_RESULT, result, False, error=block.get("is_error") is True)
+                error = raw.get("is_error") is True
+                append(
+                    Entry(
+                        Role.TOOL, Kind.TOOL_RESULT, result, stamp, uuid, sidechain, False, None,
+                        model, False, error,
+                    )
+                )  # fmt: skip
         elif block_type == "image":
             # A placeholder where the image was, so a mixed message still shows there was one.
-            add(role, Kind.TEXT, IMAGE_MARKER, talk)
+            append(Entry(role, Kind.TEXT, IMAGE_MARKER, stamp, uuid, sidechain, talk, None, model))
     if not entries:
         return ParsedLine()
     meta = _meta(obj)
