@@ -27,7 +27,10 @@ def parse_ts(value: object) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
+    tz = parsed.tzinfo
+    if tz is UTC:
+        return parsed  # "Z", the common case: already UTC
+    if tz is None:
         parsed = parsed.replace(tzinfo=UTC)
     try:
         return parsed.astimezone(UTC)

@@ -18,6 +18,7 @@ from clawback.core.records import Entry, Role
 from clawback.core.timeutil import format_ts, parse_ts
 
 OPEN_STATUSES = ("active", "ready")
+TALKERS = (Role.USER, Role.ASSISTANT)  # whose lines count toward a conversation's size
 
 
 @dataclass
@@ -37,10 +38,10 @@ def counts_as_message(entries: list[Entry], force_sidechain: bool = False) -> bo
     """A line counts once toward a conversation's size if it holds a main-thread message."""
     if force_sidechain:
         return False
-    return any(
-        e.conversational and not e.sidechain and e.role in (Role.USER, Role.ASSISTANT)
-        for e in entries
-    )
+    for e in entries:  # noqa: SIM110 - a loop, not any(genexpr): this runs for every line
+        if e.conversational and not e.sidechain and e.role in TALKERS:
+            return True
+    return False
 
 
 class ConversationTracker:
