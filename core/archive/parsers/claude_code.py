@@ -380,22 +380,37 @@ def _command_display(text: str) -> str | None:
     return one_line(f"{command} {args}" if args else command)
 
 
+def _one_entry(
+    obj: dict[str, Any],
+    role: Role,
+    kind: Kind,
+    text: str,
+    *,
+    display: str | None = None,
+    conversational: bool = False,
+) -> ParsedLine:
+    """A line that holds one entry, stamped with the line's own time, uuid and sidechain flag."""
+    entry = Entry(
+        role=role,
+        kind=kind,
+        text=text,
+        timestamp=_str(obj.get("timestamp")),
+        uuid=_str(obj.get("uuid")),
+        sidechain=obj.get("isSidechain") is True,
+        conversational=conversational,
+        display=display,
+    )
+    return ParsedLine(entries=[entry], meta=_meta(obj))
+
+
 def _system_line(obj: dict[str, Any]) -> ParsedLine:
     subtype = obj.get("subtype")
     content = obj.get("content")
 
     def system(kind: Kind, text: str, *, display: str | None = None) -> ParsedLine:
-        entry = Entry(
-            role=Role.SYSTEM,
-            kind=kind,
-            text=text,
-            timestamp=_str(obj.get("timestamp")),
-            uuid=_str(obj.get("uuid")),
-            sidechain=obj.get("isSidechain") is True,
-            conversational=kind is Kind.COMPACTION,
-            display=display,
+        return _one_entry(
+            obj, Role.SYSTEM, kind, text, display=display, conversational=kind is Kind.COMPACTION
         )
-        return ParsedLine(entries=[entry], meta=_meta(obj))
 
     if subtype in ("compact_boundary", "microcompact_boundary"):
         text = content if isinstance(content, str) and content else "Conversation compacted"
@@ -443,16 +458,10 @@ def _attachment_line(obj: dict[str, Any]) -> ParsedLine:
     name = _str(attachment.get("hookName")) or _str(attachment.get("hookEvent")) or "hook"
     command = _str(attachment.get("command"))
     text = "\n".join([name, *([command] if command else []), *said])
-    entry = Entry(
-        role=Role.SYSTEM,
-        kind=Kind.HOOK,
-        text=text,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("uuid")),
-        sidechain=obj.get("isSidechain") is True,
-        display=one_line(f"{name} ({kind.removeprefix('hook_').replace('_', ' ')}): {said[0]}"),
+    event = kind.removeprefix("hook_").replace("_", " ")
+    return _one_entry(
+        obj, Role.SYSTEM, Kind.HOOK, text, display=one_line(f"{name} ({event}): {said[0]}")
     )
-    return ParsedLine(entries=[entry], meta=_meta(obj))
 
 
 def _queue_line(obj: dict[str, Any]) -> ParsedLine:
@@ -520,17 +529,9 @@ def _title_line(field: str, *, custom: bool) -> Callable[[dict[str, Any]], Parse
 def _bare_tool_use(obj: dict[str, Any]) -> ParsedLine:
     """An old top-level ``tool_use`` line (seen only in schema-drift fixtures)."""
     display, text = describe_tool_call(obj.get("name"), obj.get("input"))
-    entry = Entry(
-        role=Role.ASSISTANT,
-        kind=Kind.TOOL_USE,
-        text=text,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("uuid")),
-        sidechain=obj.get("isSidechain") is True,
-        conversational=True,
-        display=display,
+    return _one_entry(
+        obj, Role.ASSISTANT, Kind.TOOL_USE, text, display=display, conversational=True
     )
-    return ParsedLine(entries=[entry], meta=_meta(obj))
 
 
 def _bare_tool_result(obj: dict[str, Any]) -> ParsedLine:
@@ -538,15 +539,7 @@ def _bare_tool_result(obj: dict[str, Any]) -> ParsedLine:
     text = flatten_content(obj.get("output", obj.get("content")))
     if not text:
         return ParsedLine()
-    entry = Entry(
-        role=Role.TOOL,
-        kind=Kind.TOOL_RESULT,
-        text=text,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("uuid")),
-        sidechain=obj.get("isSidechain") is True,
-    )
-    return ParsedLine(entries=[entry], meta=_meta(obj))
+    return _one_entry(obj, Role.TOOL, Kind.TOOL_RESULT, text)
 
 
 _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
