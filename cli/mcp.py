@@ -40,19 +40,12 @@ def mcp(ctx: click.Context) -> None:
 
 
 def _nearest(ctx: click.Context) -> object | None:
-    """The vector side for hybrid memory_search, when this home has vectors; the model loads
-    on the first search, so the server starts as fast as without it."""
+    """The vector side for hybrid memory_search, when this home has vectors."""
+    from clawback.core.archive.embeddings import deferred_nearest
     from clawback.core.config import load_config
 
     paths = Paths.resolve(home_option(ctx))
-    settings = load_config(paths.config).embeddings
-    if settings.model.strip().lower() == "none" or not paths.vectors.exists():
-        return None
-    try:
-        from clawback.core.archive.embeddings.semantic import DeferredIndex
-    except ImportError:  # the embeddings extra is not installed: keyword search only
-        return None
-    return DeferredIndex(settings.model, paths.vectors, threads=settings.threads)
+    return deferred_nearest(paths.vectors, load_config(paths.config).embeddings)
 
 
 def _home(ctx: click.Context) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from clawback.core.archive.embeddings import deferred_nearest
 from clawback.core.archive.ingest import Ingestor, IngestStats, ProgressFactory
 from clawback.core.archive.search import NearestChunks
 from clawback.core.archive.sources import SourceRoot, configured_roots, root_for_path
@@ -170,16 +171,8 @@ class Home:
         return engine
 
     def nearest(self) -> NearestChunks | None:
-        """The vector side of search and recall, or ``None`` (embeddings off, not installed, or
-        nothing embedded yet). The model loads on the first query, not here."""
-        settings = self.config.embeddings
-        if settings.model.strip().lower() == "none" or not self.paths.vectors.exists():
-            return None
-        try:  # the embeddings extra is optional: without numpy, search is keyword-only
-            from clawback.core.archive.embeddings.semantic import DeferredIndex
-        except ImportError:
-            return None
-        return DeferredIndex(settings.model, self.paths.vectors, threads=settings.threads)
+        """The vector side of search and recall, or ``None`` (see ``deferred_nearest``)."""
+        return deferred_nearest(self.paths.vectors, self.config.embeddings)
 
     def background_embedder(self, **callbacks: Any) -> Any | None:
         """A :class:`~clawback.core.archive.embeddings.background.BackgroundEmbedder` for this

@@ -25,7 +25,6 @@ empty summary) must leave the session row, the transcript and the ledger exactly
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import sqlite3
 import uuid
@@ -320,8 +319,7 @@ class Compactor:
                 ],
                 sync=True,
             )
-        with contextlib.suppress(sqlite3.Error, OSError):  # the index catches up on next ingest
-            engine.index(transcript.path)
+        engine.index(transcript.path)  # never raises: the next ingest catches up
         return CompactionRecord(
             row_id,
             session.id,

@@ -24,11 +24,9 @@ and never store text that has not been through :func:`mask_secrets`.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
 import re
-import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -286,8 +284,7 @@ class MemoryFlush:
             written = self.workspace.save(
                 proposal.target_name, _appended(current, proposal.block, title)
             )
-            with contextlib.suppress(sqlite3.Error, OSError):  # the file is saved; the watcher
-                engine.index(written)  # or the next ingest indexes it otherwise
+            engine.index(written)  # never raises: the watcher or the next ingest catches up
         store.mark_memory_flush(proposal.session_id, now=engine.clock())
         return written
 
