@@ -49,6 +49,9 @@ class ArchiveConfig:
     min_conversation_messages: int = setting(5, "Shorter conversations are skipped by process.")
     mask_secrets: bool = setting(True, "Mask API keys and tokens before they enter the index.")
     max_line_mb: int = setting(32, "Transcript lines larger than this are skipped and counted.")
+    parse_worker: bool = setting(
+        True, "A big ingest reads files in a second process (uses a second CPU core)."
+    )
 
 
 @dataclass

@@ -14,11 +14,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlite_utils
-from clawback.core.records import Entry, Role
 from clawback.core.timeutil import format_ts, parse_ts
 
 OPEN_STATUSES = ("active", "ready")
-TALKERS = (Role.USER, Role.ASSISTANT)  # whose lines count toward a conversation's size
 
 
 @dataclass
@@ -32,16 +30,6 @@ class _Conversation:
     message_count: int
     status: str
     is_new: bool = False
-
-
-def counts_as_message(entries: list[Entry], force_sidechain: bool = False) -> bool:
-    """A line counts once toward a conversation's size if it holds a main-thread message."""
-    if force_sidechain:
-        return False
-    for e in entries:  # noqa: SIM110 - a loop, not any(genexpr): this runs for every line
-        if e.conversational and not e.sidechain and e.role in TALKERS:
-            return True
-    return False
 
 
 class ConversationTracker:
@@ -58,7 +46,6 @@ class ConversationTracker:
         self.source = source
         self.gap = timedelta(minutes=gap_minutes)
         self.session_id: str | None = None
-        self.force_sidechain = False
         row = db.execute(
             """SELECT id, session_id, started_at, ended_at, first_line, last_line,
                       message_count, status
@@ -72,19 +59,18 @@ class ConversationTracker:
         self._touched: dict[int, _Conversation] = {}
         self._next_id = 0
 
-    def begin(self, conn: Any, session_id: str | None, force_sidechain: bool) -> None:
+    def begin(self, conn: Any, session_id: str | None) -> None:
         """Called at the start of each commit, inside the write transaction."""
         self._next_id = conn.execute(
             "SELECT coalesce(max(id), 0) + 1 FROM conversations"
         ).fetchone()[0]
         self.session_id = session_id
-        self.force_sidechain = force_sidechain
 
-    def place(
-        self, line: int, ts: str | None, entries: list[Entry], session_id: str | None = None
-    ) -> int:
-        """The conversation ``line`` belongs to; ``session_id`` names a session other than the
-        file's (a file mixing sessions), which never shares a conversation with another."""
+    def place(self, line: int, ts: str | None, counts: bool, session_id: str | None = None) -> int:
+        """The conversation ``line`` belongs to; ``counts`` when it holds a main-thread message
+        (:func:`clawback.core.archive.reading.counts_as_message`). ``session_id`` names a
+        session other than the file's (a file mixing sessions), which never shares a
+        conversation with another."""
         current = self.current
         moment = parse_ts(ts) if ts else None
         last = self._last
@@ -107,7 +93,7 @@ class ConversationTracker:
             self._last = moment
         current.last_line = line
         current.status = "active"
-        if counts_as_message(entries, self.force_sidechain):
+        if counts:
             current.message_count += 1
         self._touched[current.id] = current
         return current.id

@@ -19,22 +19,30 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.batch import FileBatch, FileState, WorkItem, window_hash
+from clawback.core.archive.batch import FileBatch, FileState, window_hash
 from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
 from clawback.core.archive.chunking import chunk_markdown
 from clawback.core.archive.cjk import cjk_bigrams
 from clawback.core.archive.conversations import refresh_ready
 from clawback.core.archive.detect import WORKFLOW_JOURNAL, is_workflow_journal, sniff
-from clawback.core.archive.lines import MB, LineReader, decode_line
 from clawback.core.archive.masking import mask_secrets, seal
-from clawback.core.archive.parsers import PARSERS
+from clawback.core.archive.parse_ahead import MAX_FILE_BYTES, ParseAhead, ReadOptions, worth_it
 from clawback.core.archive.parsers.openclaw import load_session_store
 from clawback.core.archive.problems import record_skipped_files
+from clawback.core.archive.reading import (
+    QUIET_SECONDS,
+    Chunk,
+    FileReader,
+    Start,
+    WorkItem,
+    is_quiet,
+)
 from clawback.core.archive.sources import SourceRoot, configured_roots
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
@@ -42,9 +50,6 @@ from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
 from clawback.core.safejson import clean_text
-
-BATCH_LINES = 4000  # lines per transaction: bounds memory and lock hold time on huge files
-QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
 
 Progress = Callable[[int], None]  # called with bytes consumed since the last call
 # Given (files to read, bytes to read), returns the Progress callback for this run.
@@ -80,11 +85,6 @@ class IngestStats:
             "errors": self.errors,
             "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
         }
-
-
-def _is_quiet(item: WorkItem) -> bool:
-    """Unchanged for ``QUIET_SECONDS``: a writer that left a line unterminated is done."""
-    return time.time() - item.mtime >= QUIET_SECONDS
 
 
 class Ingestor:
@@ -204,20 +204,22 @@ class Ingestor:
         work = self.scan(roots, reimport=reimport, stats=stats)
         advance = progress(len(work), sum(w.size for w in work)) if progress else None
         touched: set[str] = set()
-        for item in work:
-            try:
-                sessions = self.ingest_file(item, reimport=reimport, stats=stats, advance=advance)
-                touched |= sessions
-            except Exception as exc:  # one file must never stop the others: named in health
-                why = (
-                    f"cannot read: {exc.strerror}"
-                    if isinstance(exc, OSError) and exc.strerror
-                    else f"failed: {type(exc).__name__}: {exc}"
-                )
-                path, why = self._seal(str(item.path)), self._seal(why)
-                stats.skipped_files.append((path, why))
-                stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
-                self._abandon(item)
+        with self._read_ahead(work, reimport=reimport) as ahead:
+            for item in work:
+                try:
+                    touched |= self.ingest_file(
+                        item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
+                    )
+                except Exception as exc:  # one file must never stop the others: named in health
+                    why = (
+                        f"cannot read: {exc.strerror}"
+                        if isinstance(exc, OSError) and exc.strerror
+                        else f"failed: {type(exc).__name__}: {exc}"
+                    )
+                    path, why = self._seal(str(item.path)), self._seal(why)
+                    stats.skipped_files.append((path, why))
+                    stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
+                    self._abandon(item)
         if full_scan:
             stats.missing = self.mark_missing()
         with write_transaction(self.db) as conn:
@@ -274,8 +276,12 @@ class Ingestor:
         reimport: bool = False,
         stats: IngestStats | None = None,
         advance: Progress | None = None,
+        ahead: ParseAhead | None = None,
     ) -> set[str]:
-        """Bring one file up to date; returns the session ids whose entries changed."""
+        """Bring one file up to date; returns the session ids whose entries changed.
+
+        ``ahead`` may hold the file already read by a worker (see :meth:`_read_ahead`).
+        """
         stats = stats if stats is not None else IngestStats()
         with self.lock:
             state = self._state(item)
@@ -286,17 +292,17 @@ class Ingestor:
                 and state.size == item.size
                 and state.status == "idle"
                 and not state.missing
-                and not (state.tail_bytes and _is_quiet(item))
+                and not (state.tail_bytes and is_quiet(item))
             ):
                 stats.unchanged += 1  # another process got here first
                 return set()
-            if reimport or item.size < state.offset or not self._prefix_matches(item.path, state):
+            if self._starts_over(item, state, reimport=reimport):
                 if state.offset:
                     stats.reimported += 1
                 with write_transaction(self.db) as conn:
                     self._reset(conn, state)
             stats.files += 1
-            return self._consume(item, state, stats, advance)
+            return self._consume(item, state, stats, advance, ahead)
 
     def _sealed_path(self, item: WorkItem) -> str:
         """``item``'s path as stored; asked for twice per new file, so the last one is kept."""
@@ -323,8 +329,14 @@ class Ingestor:
         columns = [d[0] for d in cursor.description]
         return FileState.from_row(dict(zip(columns, row, strict=True)))
 
-    def _prefix_matches(self, path: Path, state: FileState) -> bool:
-        return state.offset == 0 or window_hash(path, state.offset) == state.prefix_hash
+    @staticmethod
+    def _starts_over(item: WorkItem, state: FileState, *, reimport: bool) -> bool:
+        """Whether the file is read again from its start: asked to, shrunk, or rewritten."""
+        return (
+            reimport
+            or item.size < state.offset
+            or (state.offset > 0 and window_hash(item.path, state.offset) != state.prefix_hash)
+        )
 
     def _reset(self, conn: Any, state: FileState) -> None:
         """Forget everything indexed from a file so it is read again from the start."""
@@ -353,15 +365,18 @@ class Ingestor:
     # -- reading JSONL --------------------------------------------------------------------------
 
     def _consume(
-        self, item: WorkItem, state: FileState, stats: IngestStats, advance: Progress | None
+        self,
+        item: WorkItem,
+        state: FileState,
+        stats: IngestStats,
+        advance: Progress | None,
+        ahead: ParseAhead | None,
     ) -> set[str]:
-        parser = PARSERS[item.source]
         batch = FileBatch(
             self.db,
             item,
             state,
             gap_minutes=self.config.archive.conversation_gap_minutes,
-            mask=self._mask,
             seal=self._seal,
             store_meta=self.store_meta,
         )
@@ -370,37 +385,54 @@ class Ingestor:
                 "UPDATE files SET status = 'ingesting', path = ?, missing = 0 WHERE id = ?",
                 (self._sealed_path(item), state.id),
             )
-        line_no, consumed_from = state.last_line, state.offset
-        limit_mb = self.config.archive.max_line_mb
-        reader = LineReader(item.path, state.offset, self._max_line, finished=_is_quiet(item))
-        for raw, end, count in reader:
-            if raw is None:  # over max_line_mb: streamed past, never held
-                line_no += 1
-                batch.skip(line_no, f"line of {count // MB} MB over max_line_mb ({limit_mb})")
-            elif count > 1:  # a run of blank lines
-                line_no += count
-            else:
-                line_no += 1
-                if raw.strip():
-                    values, problem = decode_line(raw)
-                    if problem:
-                        batch.skip(line_no, problem)
-                    for value in values:
-                        batch.add(line_no, parser(value))
-            batch.mark(line_no, end)
-            if batch.lines >= BATCH_LINES:
-                batch.commit(final=False)
-                if advance:
-                    advance(end - consumed_from)
-                consumed_from = end
-        batch.torn = reader.torn
-        batch.commit(final=True)
-        if advance:
-            advance(item.size - consumed_from)
+        start = Start(state.offset, state.last_line, state.session_id)
+        chunks: Iterable[Chunk] | None = ahead.take(item, start) if ahead else None
+        if chunks is None:
+            chunks = FileReader(
+                item, start, max_line=self._max_line, mask=self._mask, seal=self._seal
+            ).chunks()
+        session_id = None
+        consumed = start.offset
+        for chunk in chunks:
+            batch.commit(chunk)
+            if advance:
+                advance((item.size if chunk.final else chunk.end_offset) - consumed)
+            consumed, session_id = chunk.end_offset, chunk.session_id
         stats.entries += batch.total_entries
         stats.skipped_lines += batch.total_skipped
-        stats.bytes += batch.state.offset - consumed_from
-        return {batch.session_id} if batch.session_id else set()
+        stats.bytes += state.offset - start.offset
+        return {session_id} if session_id else set()
+
+    def _read_ahead(
+        self, work: list[WorkItem], *, reimport: bool
+    ) -> AbstractContextManager[ParseAhead | None]:
+        """A worker reading the files ahead of their turn, when there is enough to read.
+
+        Each file is planned with the start it will have if nothing changes before its turn;
+        :meth:`_consume` uses the worker's chunks only if that still holds.
+        """
+        if not self.config.archive.parse_worker:
+            return nullcontext()
+        known = {
+            (state.source, state.file_key): state
+            for state in map(FileState.from_row, self.db.query("SELECT * FROM files"))
+        }
+        plan: list[tuple[WorkItem, Start]] = []
+        for item in work:
+            state = known.get((item.source.value, item.key))
+            if item.source is Source.MEMORY:
+                continue
+            if state is None:
+                start = Start(0, 0, None)
+            elif self._starts_over(item, state, reimport=reimport):
+                start = Start(0, 0, state.session_id)
+            else:
+                start = Start(state.offset, state.last_line, state.session_id)
+            if item.size - start.offset <= MAX_FILE_BYTES:
+                plan.append((item, start))
+        if not worth_it([item.size - start.offset for item, start in plan]):
+            return nullcontext()
+        return ParseAhead(plan, ReadOptions(self._max_line, self._mask, self._seal))
 
     def store_meta(self, path: Path) -> SessionMeta | None:
         """What OpenClaw's ``sessions.json`` beside a transcript says about it."""

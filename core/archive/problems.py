@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from clawback.core.archive.batch import WorkItem
+from clawback.core.archive.reading import WorkItem
 from clawback.core.archive.sources import SourceRoot
 from clawback.core.timeutil import now_ts
 
