@@ -45,7 +45,7 @@ def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]
         DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
-        console=err,
+        console=err.console,
         transient=True,
     )
 

@@ -20,7 +20,6 @@ def _bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[],
     """A rich progress bar on a terminal: ``(progress callback, closer)``."""
     if not enabled or not sys.stderr.isatty():
         return None, lambda: None
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -35,7 +34,7 @@ def _bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[],
         MofNCompleteColumn(),
         TextColumn("chunks"),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=err.console,
         transient=True,
     )
     task = bar.add_task("embed", total=None)

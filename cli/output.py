@@ -16,18 +16,26 @@ if TYPE_CHECKING:  # rich is imported on first use, not to break a cycle
 
 
 class _LazyConsole:
-    """A rich ``Console`` built on first attribute access."""
+    """A rich ``Console`` built on first attribute access.
+
+    Hand rich itself :attr:`console`, never this proxy: rich uses the console as a context
+    manager (a progress bar's every refresh does), which a proxy's ``__getattr__`` cannot serve.
+    """
 
     def __init__(self, *, stderr: bool) -> None:
         self._stderr = stderr
         self._console: Console | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    @property
+    def console(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
             self._console = Console(stderr=self._stderr, highlight=False, soft_wrap=True)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
 
 
 out: Any = _LazyConsole(stderr=False)
