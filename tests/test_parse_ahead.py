@@ -46,11 +46,7 @@ class PatientParseAhead(ParseAhead):
     def take(self, item: WorkItem, start: Start) -> Any:
         at = self._index[(item.source, item.key)]
 
-        def arrived() -> bool:
-            self._collect()
-            return at in self._ready
-
-        wait_until(arrived, f"the worker to read {item.path.name}", timeout=30)
+        wait_until(lambda: at in self._ready, f"the worker to read {item.path.name}", 30)
         chunks = super().take(item, start)
         PatientParseAhead.served += chunks is not None
         return chunks
@@ -181,8 +177,9 @@ def test_a_worker_that_dies_leaves_the_reading_here(
     class Killed(ParseAhead):
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
-            os.kill(self._worker.pid, signal.SIGKILL)
-            self._worker.join()
+            assert self.pid is not None
+            os.kill(self.pid, signal.SIGKILL)
+            wait_until(lambda: not _running(self.pid or 0), "the worker to die")
 
     from clawback.core.archive import ingest as ingest_module
 
@@ -201,10 +198,11 @@ def test_close_stops_the_worker(tmp_path: Path) -> None:
         for path in sorted(root.rglob("*.jsonl"))
     ]  # fmt: skip
     ahead = ParseAhead([(item, Start(0, 0, None)) for item in work], options())
-    worker = ahead._worker
+    worker = ahead.pid
+    assert worker is not None and _running(worker)
     started = time.monotonic()
     ahead.close()
-    assert not worker.is_alive()
+    assert not _running(worker)
     assert time.monotonic() - started < 5
     assert ahead.take(work[0], Start(0, 0, None)) is None  # closed: read here
 
@@ -305,7 +303,7 @@ def test_a_worker_whose_writer_is_killed_exits(tmp_path: Path) -> None:
             plan = [(WorkItem(SourceRoot(Source.CLAUDE_CODE, root, "cc"), p, Source.CLAUDE_CODE,
                               p.name, p.stat().st_size, 0.0), Start(0, 0, None)) for p in paths]
             ahead = ParseAhead(plan, ReadOptions(1 << 20, mask_secrets, seal))
-            print(ahead._worker.pid, flush=True)
+            print(ahead.pid, flush=True)
             time.sleep(60)
         """
     )

@@ -2,41 +2,54 @@
 
 Most of an ingest's time is per-line Python (decoding, parsing, masking, shaping rows) that
 needs only the file (:mod:`clawback.core.archive.reading`); the rest is SQLite writing into the
-index. On a machine with a second core, a big ingest starts one worker process that reads the
-planned files in order and sends back their chunks, plain values that are cheap to pass.
+index. On a machine with a second core, a big ingest starts one worker process
+(``python -m clawback.core.archive.parse_ahead``) that reads the planned files in order and
+sends back their chunks, plain values that are cheap to pass.
 
-The two processes share the reading without a schedule: this one publishes which file it is
-on; the worker skips files at or behind it and stays at most ``AHEAD_BYTES`` ahead of it. When
-a file's turn comes, the ingestor takes the worker's chunks if they have arrived and reads the
-file itself if not (the worker is starting up, or behind). So the worker is never waited for.
+The two processes share the reading without a schedule: this one tells the worker which file
+it is on (8 bytes on the worker's stdin); the worker skips files at or behind it and stays at
+most ``AHEAD_BYTES`` ahead of it. When a file's turn comes, the ingestor takes the worker's
+chunks if they have arrived and reads the file itself if not (the worker is starting up, or
+behind). So the worker is never waited for.
 
 The worker never touches the index. The writing process keeps the lock, every transaction and
 every decision: it uses a worker's chunks only when the file's start (offset, line, session) is
 still the one the worker read from, and reads the file itself when it is not, when the worker
 failed on that file, or when the worker is gone. The rows written are the same either way.
+
+A plain subprocess rather than :mod:`multiprocessing`: no resource-tracker process, no re-import
+of the caller's ``__main__``, nothing that needs the caller's ``sys.stderr`` to be a real file
+(in the app it is not), and the worker's end of life is simple: its stdin closes when the
+writer stops or dies, and it exits.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import multiprocessing
 import os
-import queue
+import pickle
+import select
 import signal
-import time
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO
 
 from clawback.core.archive.reading import Chunk, FileReader, Start, WorkItem
 
-MIN_BYTES = 16 * 1024 * 1024  # less to read than this: the worker's start-up (~0.2 s) wins
+MIN_BYTES = 16 * 1024 * 1024  # less to read than this: the worker's start-up (~0.1 s) wins
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a chunk at a time (memory)
 AHEAD_BYTES = 16 * 1024 * 1024  # how far ahead of the writer the worker may read
-_POLL_SECONDS = 0.002  # the worker's wait while it is far enough ahead
 
 Plan = list[tuple[WorkItem, Start]]  # each file with the start it is expected to have
+_POSITION = struct.Struct(">q")  # writer -> worker: the index of the file the writer is on
+_LENGTH = struct.Struct(">Q")  # worker -> writer: a pickled (index, chunks) follows
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,88 +66,68 @@ def worth_it(remaining: Sequence[int]) -> bool:
     return (os.cpu_count() or 1) > 1 and len(remaining) > 1 and sum(remaining) >= MIN_BYTES
 
 
-def _work(plan: Plan, options: ReadOptions, position: Any, results: Any, parent: int) -> None:
-    """The worker: read each planned file the writer has not reached, a bounded way ahead.
-
-    ``position`` is the index of the file the writer is on (``len(plan)``: stop); ``parent`` is
-    the writer's pid, passed in because it may be gone before this process starts. A file that
-    fails is sent as ``None``: the writer reads it itself and reports the failure as usual.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the writer's; it stops us
-    results.cancel_join_thread()  # never hang at exit over results nobody will read
-
-    def writer_gone() -> bool:
-        return position.value >= len(plan) or os.getppid() != parent
-
-    ends = list(itertools.accumulate(item.size - start.offset for item, start in plan))
-    for at, (item, start) in enumerate(plan):
-        while True:
-            writer = position.value
-            if writer_gone():
-                return
-            if ends[at] - (ends[writer] if writer >= 0 else 0) <= AHEAD_BYTES:
-                break
-            time.sleep(_POLL_SECONDS)
-        if at <= writer:
-            continue  # the writer got here first and reads it itself
-        reader = FileReader(
-            item, start, max_line=options.max_line, mask=options.mask, seal=options.seal
-        )
-        try:
-            chunks: list[Chunk] | None = list(reader.chunks())
-        except Exception:  # the writer's own read of the file names the failure
-            chunks = None
-        results.put((at, chunks))
-    while not writer_gone():  # until the writer has what is in the pipe, or stops us
-        time.sleep(_POLL_SECONDS * 10)
-
-
 class ParseAhead:
     """Files read ahead by a worker process. Ask with :meth:`take` in plan order (skipping
     some is fine); :meth:`close` (or leave the ``with`` block) when done."""
 
     def __init__(self, plan: Plan, options: ReadOptions) -> None:
-        # spawn, not fork: the app ingests from a thread, and a forked child of a threaded
-        # process inherits locks other threads held.
-        context = multiprocessing.get_context("spawn")
         self._plan = plan
         self._index = {(item.source, item.key): at for at, (item, _) in enumerate(plan)}
-        self._position = context.Value("q", -1, lock=False)
-        self._results = context.Queue()
-        self._ready: dict[int, list[Chunk] | None] = {}
-        self._worker: Any = context.Process(
-            target=_work,
-            args=(plan, options, self._position, self._results, os.getpid()),
-            name="clawback-parse-ahead",
-            daemon=True,  # never outlives this process
+        self._ready: dict[int, list[Chunk] | None] = {}  # filled by the receiving thread
+        # The plan goes in a private file, not down the pipe, so starting never waits for
+        # the worker to be up and reading.
+        with tempfile.NamedTemporaryFile(prefix="clawback-plan-", delete=False) as handle:
+            pickle.dump((plan, options), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        self._plan_file = Path(handle.name)
+        self._worker: subprocess.Popen[bytes] | None = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(self._plan_file)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # a worker's failure shows as files read here instead
         )
-        self._worker.start()
+        assert self._worker.stdin and self._worker.stdout
+        os.set_blocking(self._worker.stdin.fileno(), False)
+        # A thread empties the pipe as results come, so the worker never waits on a full pipe
+        # while this process is busy writing.
+        self._receiver = threading.Thread(
+            target=self._receive, args=(self._worker.stdout,), name="clawback-parse-ahead"
+        )
+        self._receiver.daemon = True
+        self._receiver.start()
+
+    @property
+    def pid(self) -> int | None:
+        return self._worker.pid if self._worker else None
 
     def take(self, item: WorkItem, start: Start) -> list[Chunk] | None:
         """``item``'s chunks read from ``start``, or ``None``: then read it in this process."""
         at = self._index.get((item.source, item.key))
         if at is None or self._worker is None:
             return None
-        self._position.value = at
-        self._collect()
+        self._tell(at)
         chunks = self._ready.pop(at, None)
-        for passed in [k for k in self._ready if k < at]:
-            del self._ready[passed]
+        for passed in [k for k in list(self._ready) if k < at]:
+            self._ready.pop(passed, None)
         if chunks is None or self._plan[at][1] != start:
             return None
         return chunks
 
-    def _collect(self) -> None:
-        """Everything the worker has sent so far, without waiting."""
-        while True:
-            try:
-                at, chunks = self._results.get_nowait()
-            except queue.Empty:
-                return
-            except (OSError, EOFError, ValueError):  # a worker gone mid-message
-                self.close()
-                return
-            self._ready[at] = chunks
+    def _tell(self, at: int) -> None:
+        assert self._worker and self._worker.stdin
+        # A worker busy with a big file may leave the pipe full: it gets the next position.
+        with contextlib.suppress(BlockingIOError, BrokenPipeError):
+            os.write(self._worker.stdin.fileno(), _POSITION.pack(at))
+
+    def _receive(self, results: IO[bytes]) -> None:
+        """The receiving thread: every result the worker sends, until it stops."""
+        with contextlib.suppress(OSError, ValueError, EOFError, pickle.UnpicklingError):
+            while header := results.read(_LENGTH.size):
+                (size,) = _LENGTH.unpack(header)
+                frame = results.read(size)
+                if len(frame) < size:
+                    return
+                at, chunks = pickle.loads(frame)
+                self._ready[at] = chunks
 
     def __enter__(self) -> ParseAhead:
         return self
@@ -147,14 +140,74 @@ class ParseAhead:
         worker, self._worker = self._worker, None
         if worker is None:
             return
-        self._position.value = len(self._plan)
         self._ready.clear()
-        # It may be mid-file, or waiting for its last results to leave the pipe; it only
+        assert worker.stdin and worker.stdout
+        with contextlib.suppress(OSError):
+            worker.stdin.close()  # the worker's signal to stop
+        # It may be mid-file, or blocked handing over results nobody will read; it only
         # reads files, so stopping it outright is safe.
-        worker.join(timeout=0.05)
-        if worker.is_alive():
-            worker.terminate()
-            worker.join()
-        with contextlib.suppress(Exception):
-            self._results.close()
-            self._results.cancel_join_thread()
+        try:
+            worker.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        self._receiver.join()  # the pipe is at its end now the worker is gone
+        worker.stdout.close()
+        self._plan_file.unlink(missing_ok=True)
+
+
+# --- the worker --------------------------------------------------------------------------------
+
+
+def _serve(plan_file: str) -> None:
+    """Read each planned file the writer has not reached, a bounded way ahead of it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the writer's; it stops us
+    with open(plan_file, "rb") as handle:
+        plan, options = pickle.load(handle)
+    os.unlink(plan_file)  # read once; the writer removes it too, should we never get here
+    ends = [0, *itertools.accumulate(item.size - start.offset for item, start in plan)]
+    writer = -1  # the file the writer is on
+    pending = b""
+
+    def hear(timeout: float | None) -> bool:
+        """Take the writer's latest position; ``False`` once it has stopped or gone."""
+        nonlocal writer, pending
+        if not select.select([0], [], [], timeout)[0]:
+            return True
+        data = os.read(0, 1 << 16)
+        if not data:
+            return False
+        pending += data
+        whole = len(pending) - len(pending) % _POSITION.size
+        if whole:
+            (writer,) = _POSITION.unpack_from(pending, whole - _POSITION.size)
+            pending = pending[whole:]
+        return True
+
+    for at, (item, start) in enumerate(plan):
+        if not hear(0):
+            return
+        while ends[at + 1] - ends[max(writer, 0)] > AHEAD_BYTES:
+            if not hear(None):
+                return
+        if at <= writer:
+            continue  # the writer got here first and reads it itself
+        reader = FileReader(
+            item, start, max_line=options.max_line, mask=options.mask, seal=options.seal
+        )
+        try:
+            chunks: list[Chunk] | None = list(reader.chunks())
+        except Exception:  # the writer's own read of the file names the failure
+            chunks = None
+        frame = pickle.dumps((at, chunks), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            os.write(1, _LENGTH.pack(len(frame)))
+            with memoryview(frame) as view:
+                while view:
+                    view = view[os.write(1, view) :]
+        except BrokenPipeError:  # the writer is gone
+            return
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
