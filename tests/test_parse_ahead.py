@@ -317,3 +317,20 @@ def test_a_worker_whose_writer_is_killed_exits(tmp_path: Path) -> None:
     writer.kill()
     writer.wait()
     wait_until(lambda: not _running(worker), "the orphaned worker to exit", timeout=10)
+
+
+def test_no_worker_to_be_had_means_reading_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "cc"
+    varied_corpus(root)
+    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
+    alone = ingest(tmp_path / "alone", roots, worker=False)
+
+    def no_process(*args: Any, **kwargs: Any) -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
+    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(parse_ahead.subprocess, "Popen", no_process)
+    assert ingest(tmp_path / "ahead", roots, worker=True) == alone

@@ -419,9 +419,9 @@ class Ingestor:
         }
         plan: list[tuple[WorkItem, Start]] = []
         for item in work:
-            state = known.get((item.source.value, item.key))
             if item.source is Source.MEMORY:
                 continue
+            state = known.get((item.source.value, item.key))
             if state is None:
                 start = Start(0, 0, None)
             elif self._starts_over(item, state, reimport=reimport):
@@ -432,7 +432,10 @@ class Ingestor:
                 plan.append((item, start))
         if not worth_it([item.size - start.offset for item, start in plan]):
             return nullcontext()
-        return ParseAhead(plan, ReadOptions(self._max_line, self._mask, self._seal))
+        try:
+            return ParseAhead(plan, ReadOptions(self._max_line, self._mask, self._seal))
+        except OSError:  # no process or temporary file to be had: read everything here
+            return nullcontext()
 
     def store_meta(self, path: Path) -> SessionMeta | None:
         """What OpenClaw's ``sessions.json`` beside a transcript says about it."""

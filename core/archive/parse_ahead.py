@@ -120,7 +120,9 @@ class ParseAhead:
 
     def _receive(self, results: IO[bytes]) -> None:
         """The receiving thread: every result the worker sends, until it stops."""
-        with contextlib.suppress(OSError, ValueError, EOFError, pickle.UnpicklingError):
+        # Whatever goes wrong here (a worker killed mid-message, say) only means the files it
+        # would have sent are read by the writer itself; nothing may print from this thread.
+        with contextlib.suppress(Exception):
             while header := results.read(_LENGTH.size):
                 (size,) = _LENGTH.unpack(header)
                 frame = results.read(size)
