@@ -411,16 +411,15 @@ class Ingestor:
         Each file is planned with the start it will have if nothing changes before its turn;
         :meth:`_consume` uses the worker's chunks only if that still holds.
         """
-        if not self.config.archive.parse_worker:
-            return nullcontext()
+        files = [item for item in work if item.source is not Source.MEMORY]
+        if not self.config.archive.parse_worker or not worth_it([i.size for i in files]):
+            return nullcontext()  # sizes are an upper bound of what is left to read
         known = {
             (state.source, state.file_key): state
             for state in map(FileState.from_row, self.db.query("SELECT * FROM files"))
         }
         plan: list[tuple[WorkItem, Start]] = []
-        for item in work:
-            if item.source is Source.MEMORY:
-                continue
+        for item in files:
             state = known.get((item.source.value, item.key))
             if state is None:
                 start = Start(0, 0, None)
