@@ -89,11 +89,11 @@ class FileBatch:
         """The chunk's rows with what only the index knows: file, session, conversation."""
         place = self.conversations.place
         session_id = chunk.session_id
-        for line, ts, other, counts, rows in chunk.lines:
+        for line, ts, moment, other, counts, rows in chunk.lines:
             if other is None:
-                tail = (file_id, session_id, place(line, ts, counts))
+                tail = (file_id, session_id, place(line, ts, moment, counts))
             elif other:
-                tail = (file_id, other, place(line, ts, counts, other))
+                tail = (file_id, other, place(line, ts, moment, counts, other))
             else:  # a summary whose session is not known yet: no session, no conversation
                 tail = (file_id, None, None)
             for row in rows:

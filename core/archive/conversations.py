@@ -44,7 +44,7 @@ class ConversationTracker:
     ) -> None:
         self.file_id = file_id
         self.source = source
-        self.gap = timedelta(minutes=gap_minutes)
+        self.gap = gap_minutes * 60.0  # seconds
         self.session_id: str | None = None
         row = db.execute(
             """SELECT id, session_id, started_at, ended_at, first_line, last_line,
@@ -53,9 +53,8 @@ class ConversationTracker:
             (file_id,),
         ).fetchone()
         self.current = _Conversation(*row) if row else None
-        self._last = (
-            parse_ts(self.current.ended_at) if self.current and self.current.ended_at else None
-        )
+        ended = parse_ts(self.current.ended_at) if self.current else None
+        self._last = ended.timestamp() if ended else None  # seconds, as ``place`` gets them
         self._touched: dict[int, _Conversation] = {}
         self._next_id = 0
 
@@ -66,19 +65,29 @@ class ConversationTracker:
         ).fetchone()[0]
         self.session_id = session_id
 
-    def place(self, line: int, ts: str | None, counts: bool, session_id: str | None = None) -> int:
-        """The conversation ``line`` belongs to; ``counts`` when it holds a main-thread message
+    def place(
+        self,
+        line: int,
+        ts: str | None,
+        moment: float | None,
+        counts: bool,
+        session_id: str | None = None,
+    ) -> int:
+        """The conversation ``line`` belongs to.
+
+        ``moment`` is ``ts`` in seconds since the epoch (the reader works it out, off the
+        writer's path); ``counts`` when the line holds a main-thread message
         (:func:`clawback.core.archive.reading.counts_as_message`). ``session_id`` names a
         session other than the file's (a file mixing sessions), which never shares a
-        conversation with another."""
+        conversation with another.
+        """
         current = self.current
-        moment = parse_ts(ts) if ts else None
         last = self._last
         session = session_id or self.session_id
         if (
             current is None
             or current.status not in OPEN_STATUSES
-            or (moment and last and moment - last > self.gap)
+            or (moment is not None and last is not None and moment - last > self.gap)
             or (current.session_id or self.session_id) != session
         ):
             current = _Conversation(

@@ -49,7 +49,7 @@ AHEAD_BYTES = 16 * 1024 * 1024  # how far ahead of the writer the worker may rea
 
 Plan = list[tuple[WorkItem, Start]]  # each file with the start it is expected to have
 _POSITION = struct.Struct(">q")  # writer -> worker: the index of the file the writer is on
-_LENGTH = struct.Struct(">Q")  # worker -> writer: a pickled (index, chunks) follows
+_HEADER = struct.Struct(">qQ")  # worker -> writer: a file's index, then its pickled chunks
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,9 @@ class ParseAhead:
     def __init__(self, plan: Plan, options: ReadOptions) -> None:
         self._plan = plan
         self._index = {(item.source, item.key): at for at, (item, _) in enumerate(plan)}
-        self._ready: dict[int, list[Chunk] | None] = {}  # filled by the receiving thread
+        # Pickled chunks by file, filled by the receiving thread; unpickled when taken, by
+        # the writing thread, so the receiver never holds the interpreter while it writes.
+        self._ready: dict[int, bytes] = {}
         # The plan goes in a private file, not down the pipe, so starting never waits for
         # the worker to be up and reading.
         with tempfile.NamedTemporaryFile(prefix="clawback-plan-", delete=False) as handle:
@@ -105,11 +107,12 @@ class ParseAhead:
         if at is None or self._worker is None:
             return None
         self._tell(at)
-        chunks = self._ready.pop(at, None)
+        frame = self._ready.pop(at, None)
         for passed in [k for k in list(self._ready) if k < at]:
             self._ready.pop(passed, None)
-        if chunks is None or self._plan[at][1] != start:
+        if frame is None or self._plan[at][1] != start:
             return None
+        chunks: list[Chunk] | None = pickle.loads(frame)
         return chunks
 
     def _tell(self, at: int) -> None:
@@ -123,13 +126,12 @@ class ParseAhead:
         # Whatever goes wrong here (a worker killed mid-message, say) only means the files it
         # would have sent are read by the writer itself; nothing may print from this thread.
         with contextlib.suppress(Exception):
-            while header := results.read(_LENGTH.size):
-                (size,) = _LENGTH.unpack(header)
+            while len(header := results.read(_HEADER.size)) == _HEADER.size:
+                at, size = _HEADER.unpack(header)
                 frame = results.read(size)
                 if len(frame) < size:
                     return
-                at, chunks = pickle.loads(frame)
-                self._ready[at] = chunks
+                self._ready[at] = frame
 
     def __enter__(self) -> ParseAhead:
         return self
@@ -201,9 +203,9 @@ def _serve(plan_file: str) -> None:
             chunks: list[Chunk] | None = list(reader.chunks())
         except Exception:  # the writer's own read of the file names the failure
             chunks = None
-        frame = pickle.dumps((at, chunks), protocol=pickle.HIGHEST_PROTOCOL)
+        frame = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            os.write(1, _LENGTH.pack(len(frame)))
+            os.write(1, _HEADER.pack(at, len(frame)))
             with memoryview(frame) as view:
                 while view:
                     view = view[os.write(1, view) :]

@@ -23,7 +23,7 @@ from clawback.core.archive.lines import MB, LineReader, decode_line
 from clawback.core.archive.parsers import PARSERS
 from clawback.core.archive.sources import SourceRoot
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
-from clawback.core.timeutil import normalize_ts
+from clawback.core.timeutil import normalize_ts, parse_ts
 
 BATCH_LINES = 4000  # lines per commit: bounds memory and lock hold time on huge files
 QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
@@ -38,10 +38,10 @@ ROW_COLUMNS = (
     "partial", "model", "display", "text", "cjk", "error",
 )  # fmt: skip
 Row = tuple[Any, ...]
-# (line, timestamp, other session, counts as a message, rows). ``other`` is None for the file's
-# own session, "" for a summary waiting to learn which session it titles, else another session's
-# id (a file mixing sessions).
-ShapedLine = tuple[int, str | None, str | None, bool, list[Row]]
+# (line, timestamp, the same in epoch seconds, other session, counts as a message, rows).
+# ``other`` is None for the file's own session, "" for a summary waiting to learn which session
+# it titles, else another session's id (a file mixing sessions).
+ShapedLine = tuple[int, str | None, float | None, str | None, bool, list[Row]]
 
 
 @dataclass
@@ -268,7 +268,9 @@ class FileReader:
                 entry.model, display, text, cjk_bigrams(text), entry.error,
             ))  # fmt: skip
         counts = counts_as_message(entries, force_sidechain)
-        self.pending.append((line, ts, other, counts, rows))
+        parsed = parse_ts(ts) if ts else None
+        moment = parsed.timestamp() if parsed else None
+        self.pending.append((line, ts, moment, other, counts, rows))
 
     def _chunk(self, *, final: bool, torn: int = 0) -> Chunk:
         item = self.item
