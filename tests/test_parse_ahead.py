@@ -52,16 +52,30 @@ class PatientParseAhead(ParseAhead):
         return chunks
 
 
-@pytest.fixture
-def worker_always(monkeypatch: pytest.MonkeyPatch) -> type[PatientParseAhead]:
-    """Every ingest of two files or more uses a (patient) worker, whatever its size."""
+def use_worker(monkeypatch: pytest.MonkeyPatch, kind: Any) -> None:
+    """Every ingest of two files or more starts ``kind`` as its worker, whatever its size."""
     from clawback.core.archive import ingest
 
     monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
     monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(ingest, "ParseAhead", PatientParseAhead)
+    monkeypatch.setattr(ingest, "ParseAhead", kind)
+
+
+@pytest.fixture
+def worker_always(monkeypatch: pytest.MonkeyPatch) -> type[PatientParseAhead]:
+    use_worker(monkeypatch, PatientParseAhead)
     PatientParseAhead.served = 0
     return PatientParseAhead
+
+
+def work_items(root: Path, mtime: float | None = None) -> list[WorkItem]:
+    """Every transcript under ``root`` as the ingestor's scan would list it."""
+    return [
+        WorkItem(SourceRoot(Source.CLAUDE_CODE, root, "cc"), path, Source.CLAUDE_CODE,
+                 str(path.relative_to(root)), path.stat().st_size,
+                 path.stat().st_mtime if mtime is None else mtime)
+        for path in sorted(root.rglob("*.jsonl"))
+    ]  # fmt: skip
 
 
 def dump(app: Home) -> dict[str, list[tuple[Any, ...]]]:
@@ -117,6 +131,13 @@ def varied_corpus(root: Path) -> int:
     return 7
 
 
+def varied_and_alone(tmp_path: Path) -> tuple[list[SourceRoot], dict[str, Any]]:
+    """The varied corpus's roots, and the rows an ingest in one process makes of it."""
+    varied_corpus(tmp_path / "cc")
+    roots = [SourceRoot(Source.CLAUDE_CODE, tmp_path / "cc", "cc")]
+    return roots, ingest(tmp_path / "alone", roots, worker=False)
+
+
 def test_worker_rows_are_the_rows_of_one_process(
     tmp_path: Path, worker_always: type[PatientParseAhead]
 ) -> None:
@@ -169,10 +190,7 @@ def test_a_file_grown_since_the_plan_is_read_here(
 def test_a_worker_that_dies_leaves_the_reading_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "cc"
-    varied_corpus(root)
-    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
-    alone = ingest(tmp_path / "alone", roots, worker=False)
+    roots, alone = varied_and_alone(tmp_path)
 
     class Killed(ParseAhead):
         def __init__(self, *args: Any) -> None:
@@ -181,22 +199,14 @@ def test_a_worker_that_dies_leaves_the_reading_here(
             os.kill(self.pid, signal.SIGKILL)
             wait_until(lambda: not _running(self.pid or 0), "the worker to die")
 
-    from clawback.core.archive import ingest as ingest_module
-
-    monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
-    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(ingest_module, "ParseAhead", Killed)
+    use_worker(monkeypatch, Killed)
     assert ingest(tmp_path / "ahead", roots, worker=True) == alone
 
 
 def test_close_stops_the_worker(tmp_path: Path) -> None:
     root = tmp_path / "cc"
     varied_corpus(root)
-    work = [
-        WorkItem(SourceRoot(Source.CLAUDE_CODE, root, "cc"), path, Source.CLAUDE_CODE,
-                 str(path.relative_to(root)), path.stat().st_size, path.stat().st_mtime)
-        for path in sorted(root.rglob("*.jsonl"))
-    ]  # fmt: skip
+    work = work_items(root)
     ahead = ParseAhead([(item, Start(0, 0, None)) for item in work], options())
     worker = ahead.pid
     assert worker is not None and _running(worker)
@@ -210,9 +220,7 @@ def test_close_stops_the_worker(tmp_path: Path) -> None:
 def test_chunks_split_a_file_as_one_read_does(tmp_path: Path) -> None:
     root = tmp_path / "cc"
     varied_corpus(root)
-    path = max(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
-    item = WorkItem(SourceRoot(Source.CLAUDE_CODE, root, "cc"), path, Source.CLAUDE_CODE,
-                    path.name, path.stat().st_size, 0.0)  # fmt: skip
+    item = max(work_items(root, mtime=0.0), key=lambda item: item.size)  # quiet: tail read
     one = list(FileReader(item, Start(0, 0, None), max_line=1 << 20, mask=None, seal=str).chunks())
     many = list(
         FileReader(
@@ -248,13 +256,10 @@ def test_worth_it_needs_a_second_core_two_files_and_enough_bytes(
 
 
 def test_parse_worker_off_means_no_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clawback.core.archive import ingest as ingest_module
-
     def refuse(*args: Any) -> None:
         raise AssertionError("a worker was started with parse_worker = false")
 
-    monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
-    monkeypatch.setattr(ingest_module, "ParseAhead", refuse)
+    use_worker(monkeypatch, refuse)
     varied_corpus(tmp_path / "cc")
     rows = ingest(tmp_path / "home", [SourceRoot(Source.CLAUDE_CODE, tmp_path / "cc", "cc")],
                   worker=False)  # fmt: skip
@@ -322,15 +327,11 @@ def test_a_worker_whose_writer_is_killed_exits(tmp_path: Path) -> None:
 def test_no_worker_to_be_had_means_reading_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "cc"
-    varied_corpus(root)
-    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
-    alone = ingest(tmp_path / "alone", roots, worker=False)
+    roots, alone = varied_and_alone(tmp_path)
 
     def no_process(*args: Any, **kwargs: Any) -> None:
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
-    monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
+    use_worker(monkeypatch, ParseAhead)
     monkeypatch.setattr(parse_ahead.subprocess, "Popen", no_process)
     assert ingest(tmp_path / "ahead", roots, worker=True) == alone
