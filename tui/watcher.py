@@ -43,15 +43,19 @@ def watch_archive(
     """Block, ingesting each debounced batch of changes, until ``stop_event`` is set.
 
     ``ready`` is set once the watcher runs and the catch-up ingest (what changed before it was
-    watching) is done, so nothing falls between "started" and "watching".
+    watching) is done, so nothing falls between "started" and "watching". An empty archive is
+    not caught up: the first-run offer asks before indexing it.
     """
     folders = store.clawback.watch_folders()
     if not folders:
         return
     for changes in watch_changes(folders, stop_event=stop_event):
         if changes is None:
-            stats = store.ingest_all()
-            on_batch(ChangeBatch(errors=tuple(stats.errors)))
+            # An empty archive is the first-run offer's to fill (it asks, then shows progress);
+            # catching up in silence behind it would answer the question for the user.
+            if store.count_sessions() > 0:
+                stats = store.ingest_all()
+                on_batch(ChangeBatch(errors=tuple(stats.errors)))
             if ready is not None:
                 ready.set()
             continue

@@ -68,3 +68,21 @@ async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path)
         assert app.query_one(SessionList).option_count == 3
         assert any("Indexed" in n.message for n in app._notifications)
     clawback.close()
+
+
+async def test_live_updates_leave_the_first_run_question_to_the_user(tmp_path: Path) -> None:
+    sources = tmp_path / "claude-projects"
+    shutil.copytree(demo_data() / "claude-code", sources)
+    clawback = Home.open(tmp_path / "home")
+    clawback.config.sources.claude_code_path = str(sources)
+    clawback.config.sources.openclaw_path = str(tmp_path / "none")
+    app = make_app(clawback, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, app.watching.is_set)
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceScreen)
+        assert clawback.db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        await pilot.press("escape")  # "Not now"
+        await settle(pilot)
+        assert app.query_one(SessionList).option_count == 0
+    clawback.close()
