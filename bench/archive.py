@@ -3,10 +3,9 @@
     .venv/bin/python bench/archive.py --mb 200            # the issue's 200 MB corpus
     .venv/bin/python bench/archive.py --mb 20 --rescan-files 10000
 
-Ingest is measured twice, all in one process and with the parse worker (the default on a
-machine with a second core). Every figure is printed next to a baseline measured in the same
-run on the same machine:
-the bare loader (``json.loads`` + one ``executemany`` into a bare FTS5 table in one
+Ingest is measured in one process without and with secret masking, and with the parse worker
+(the default on a machine with a second core). Every figure is printed next to a baseline
+measured in the same run on the same machine: the bare loader (``json.loads`` + one ``executemany`` into a bare FTS5 table in one
 transaction) for ingest, and a bare ``MATCH ... ORDER BY rank LIMIT 20`` for search.
 """
 
@@ -108,14 +107,17 @@ def main() -> None:
     print(f"bare loader: {base_mbs:.1f} MB/s ({base_rows / base_time:,.0f} lines/s)")
     roots = [SourceRoot(Source.CLAUDE_CODE, root, "bench")]
     # Both ways clawback ingests: all in this process, and (the default on a machine with a
-    # second core) with a worker process reading files ahead while this one writes.
-    for label, home, worker in (
-        ("one process", work / "home-one-process", False),
-        ("with parse worker", work / "home", True),
+    # second core) with a worker process reading files ahead while this one writes. The run
+    # without masking prices the secret masking (issue 11's guards) in one process.
+    for label, home, worker, mask in (
+        ("one process, no masking", work / "home-no-masking", False, False),
+        ("one process", work / "home-one-process", False, True),
+        ("with parse worker", work / "home", True, True),
     ):
         os.sync()
         app = Home.open(home)
         app.config.archive.parse_worker = worker
+        app.config.archive.mask_secrets = mask
         started = time.perf_counter()
         stats = app.ingestor().ingest(roots)
         ingest_time = time.perf_counter() - started
