@@ -5,8 +5,9 @@
 
 Ingest is measured in one process without and with secret masking, and with the parse worker
 (the default on a machine with a second core). Every figure is printed next to a baseline
-measured in the same run on the same machine: the bare loader (``json.loads`` + one ``executemany`` into a bare FTS5 table in one
-transaction) for ingest, and a bare ``MATCH ... ORDER BY rank LIMIT 20`` for search.
+measured in the same run on the same machine: the bare loader (``json.loads`` + one
+``executemany`` into a bare FTS5 table in one transaction) for ingest, and a bare
+``MATCH ... ORDER BY rank LIMIT 20`` for search.
 """
 
 from __future__ import annotations
