@@ -46,9 +46,12 @@ class PatientParseAhead(ParseAhead):
     def take(self, item: WorkItem, start: Start) -> Any:
         at = self._index[(item.source, item.key)]
 
-        wait_until(lambda: at in self._ready, f"the worker to read {item.path.name}", 30)
+        def arrived_or_dead() -> bool:
+            return at in self._ready or self._worker is None or self._worker.poll() is not None
+
+        wait_until(arrived_or_dead, f"the worker to read {item.path.name}", 30)
         chunks = super().take(item, start)
-        PatientParseAhead.served += chunks is not None
+        type(self).served += chunks is not None
         return chunks
 
 
@@ -166,7 +169,7 @@ def test_worker_rows_match_on_real_transcripts_and_peer_fixtures(
     assert alone == ahead
 
 
-def test_a_file_grown_since_the_plan_is_read_here(
+def test_a_file_the_index_moved_on_since_the_plan_is_read_here(
     tmp_path: Path, worker_always: type[PatientParseAhead]
 ) -> None:
     root = tmp_path / "cc"
@@ -334,4 +337,103 @@ def test_no_worker_to_be_had_means_reading_here(
 
     use_worker(monkeypatch, ParseAhead)
     monkeypatch.setattr(parse_ahead.subprocess, "Popen", no_process)
+    monkeypatch.setattr(parse_ahead.tempfile, "tempdir", str(tmp_path / "temp"))
+    (tmp_path / "temp").mkdir()
     assert ingest(tmp_path / "ahead", roots, worker=True) == alone
+    assert not list((tmp_path / "temp").iterdir())  # the plan, with every path, is gone
+
+
+def test_a_file_rewritten_after_the_worker_read_it_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "cc"
+    varied_corpus(root)
+    victim = min(work_items(root), key=lambda item: item.size).path
+    rewritten = [cc_user("77777777-2222-3333-4444-555555555555", "n1", "omega rewritten")]
+
+    class RewrittenMeanwhile(PatientParseAhead):
+        def take(self, item: WorkItem, start: Start) -> Any:
+            if item.path == victim:  # the worker has read it: now it changes under us
+                at = self._index[(item.source, item.key)]
+                wait_until(lambda: at in self._ready, "the worker to read the victim")
+                write_lines(victim, rewritten)
+            return super().take(item, start)
+
+    use_worker(monkeypatch, RewrittenMeanwhile)
+    RewrittenMeanwhile.served = 0
+    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
+    first = ingest(tmp_path / "ahead", roots, worker=True)
+    assert RewrittenMeanwhile.served == len(work_items(root)) - 1
+    assert any("omega rewritten" in str(row) for row in first["entries"])
+    # The next scan finds the file's new size; the rows were right already.
+    again = ingest(tmp_path / "ahead", roots, worker=False)
+    assert again["entries"] == first["entries"]
+    assert again == ingest(tmp_path / "alone", roots, worker=False)
+
+
+def test_grown_and_reimported_files_read_ahead_as_in_one_process(
+    tmp_path: Path, worker_always: type[PatientParseAhead]
+) -> None:
+    root = tmp_path / "cc"
+    varied_corpus(root)
+    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
+    homes = {"alone": tmp_path / "alone", "ahead": tmp_path / "ahead"}
+    for name, home in homes.items():
+        ingest(home, roots, worker=name == "ahead")
+    for n, item in enumerate(work_items(root)):  # every file grows by a line
+        with item.path.open("a") as handle:
+            sid = f"{n:08d}-1111-2222-3333-444444444444"
+            handle.write(json.dumps(cc_user(sid, f"g{n}", f"grown alpha {n}")) + "\n")
+    for reimport in (False, True):
+        rows = {}
+        for name, home in homes.items():
+            app = Home.open(home)
+            app.config.archive.parse_worker = name == "ahead"
+            assert not app.ingestor().ingest(roots, reimport=reimport).errors
+            rows[name] = dump(app)
+            app.close()
+        assert rows["ahead"] == rows["alone"]
+    assert worker_always.served > 0
+
+
+def test_a_file_gone_before_planning_is_reported_and_the_rest_ingested(
+    tmp_path: Path, worker_always: type[PatientParseAhead], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clawback.core.archive.ingest import Ingestor
+
+    root = tmp_path / "cc"
+    varied_corpus(root)
+    roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
+    ingest(tmp_path / "home", roots, worker=True)
+    items = work_items(root)
+    for item in items:
+        with item.path.open("a") as handle:
+            handle.write(json.dumps(cc_user("x", "y", "grown")) + "\n")
+    gone = items[0].path
+    scan = Ingestor.scan
+
+    def scan_then_delete(self: Ingestor, *args: Any, **kwargs: Any) -> Any:
+        work = scan(self, *args, **kwargs)
+        gone.unlink()  # between the scan and the plan, as a cleanup might
+        return work
+
+    monkeypatch.setattr(Ingestor, "scan", scan_then_delete)
+    app = Home.open(tmp_path / "home")
+    stats = app.ingestor().ingest(roots)
+    app.close()
+    assert [path for path, _ in stats.skipped_files] == [str(gone)]
+    assert stats.files == len(items) - 1 and stats.entries >= len(items) - 2
+
+
+def test_the_worker_never_imports_from_the_current_folder(
+    tmp_path: Path, worker_always: type[PatientParseAhead], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planted = tmp_path / "untrusted"
+    planted.mkdir()
+    marker = tmp_path / "imported"
+    (planted / "pickle.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(planted)
+    roots, alone = varied_and_alone(tmp_path)
+    assert ingest(tmp_path / "ahead", roots, worker=True) == alone
+    assert worker_always.served > 0
+    assert not marker.exists()

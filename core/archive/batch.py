@@ -8,7 +8,6 @@ crash-safe. It never reads the file's lines itself: the ingestor feeds it chunks
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,6 @@ from clawback.core.db import write_transaction
 from clawback.core.records import SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
 
-PREFIX_WINDOW = 4096
 _INSERT_ENTRIES = (
     f"INSERT INTO entries ({', '.join(ROW_COLUMNS)}, file_id, session_id, conversation_id)"
     f" VALUES ({', '.join('?' * (len(ROW_COLUMNS) + 3))})"
@@ -48,19 +46,6 @@ class FileState:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> FileState:
         return cls(**{k: row[k] for k in cls.__dataclass_fields__})
-
-
-def window_hash(path: Path, offset: int) -> str | None:
-    """Hash of the first and the last ``PREFIX_WINDOW`` bytes before ``offset``."""
-    if offset <= 0:
-        return None
-    digest = hashlib.blake2b(digest_size=16)
-    with path.open("rb") as handle:
-        digest.update(handle.read(min(offset, PREFIX_WINDOW)))
-        if offset > PREFIX_WINDOW:
-            handle.seek(max(PREFIX_WINDOW, offset - PREFIX_WINDOW))
-            digest.update(handle.read(offset - max(PREFIX_WINDOW, offset - PREFIX_WINDOW)))
-    return digest.hexdigest()
 
 
 class FileBatch:
@@ -131,7 +116,7 @@ class FileBatch:
                     [(state.id, line, reason) for line, reason in chunk.skipped],
                 )
             state.offset, state.last_line = chunk.end_offset, chunk.end_line
-            state.prefix_hash = window_hash(item.path, state.offset)
+            state.prefix_hash = chunk.prefix_hash
             # A file holding only other sessions' summaries (or nothing) is no session itself.
             owner = session_id if chunk.owns_entries else None
             conn.execute(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.batch import FileBatch, FileState, window_hash
+from clawback.core.archive.batch import FileBatch, FileState
 from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
 from clawback.core.archive.chunking import chunk_markdown
 from clawback.core.archive.cjk import cjk_bigrams
@@ -42,6 +42,7 @@ from clawback.core.archive.reading import (
     Start,
     WorkItem,
     is_quiet,
+    window_hash,
 )
 from clawback.core.archive.sources import SourceRoot, configured_roots
 from clawback.core.config import Config
@@ -421,20 +422,27 @@ class Ingestor:
         plan: list[tuple[WorkItem, Start]] = []
         for item in files:
             state = known.get((item.source.value, item.key))
-            if state is None:
-                start = Start(0, 0, None)
-            elif self._starts_over(item, state, reimport=reimport):
-                start = Start(0, 0, state.session_id)
-            else:
-                start = Start(state.offset, state.last_line, state.session_id)
+            try:
+                start = self._planned_start(item, state, reimport=reimport)
+            except OSError:  # gone or unreadable already: its own turn reports it
+                continue
             if item.size - start.offset <= MAX_FILE_BYTES:
                 plan.append((item, start))
         if not worth_it([item.size - start.offset for item, start in plan]):
             return nullcontext()
         try:
             return ParseAhead(plan, ReadOptions(self._max_line, self._mask, self._seal))
-        except OSError:  # no process or temporary file to be had: read everything here
+        except (OSError, RuntimeError):  # no process, thread or temp file: read it all here
             return nullcontext()
+
+    def _planned_start(self, item: WorkItem, state: FileState | None, *, reimport: bool) -> Start:
+        """Where reading ``item`` will start when its turn comes, if nothing changes first:
+        what :meth:`ingest_file` decides, without the writes."""
+        if state is None:
+            return Start(0, 0, None)
+        if self._starts_over(item, state, reimport=reimport):
+            return Start(0, 0, state.session_id)
+        return Start(state.offset, state.last_line, state.session_id)
 
     def store_meta(self, path: Path) -> SessionMeta | None:
         """What OpenClaw's ``sessions.json`` beside a transcript says about it."""

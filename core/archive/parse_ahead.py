@@ -14,8 +14,9 @@ behind). So the worker is never waited for.
 
 The worker never touches the index. The writing process keeps the lock, every transaction and
 every decision: it uses a worker's chunks only when the file's start (offset, line, session) is
-still the one the worker read from, and reads the file itself when it is not, when the worker
-failed on that file, or when the worker is gone. The rows written are the same either way.
+still the one the worker read from and the file still holds the bytes the worker read, and reads
+the file itself when not, when the worker failed on that file, or when the worker is gone. The
+rows written are the same either way.
 
 A plain subprocess rather than :mod:`multiprocessing`: no resource-tracker process, no re-import
 of the caller's ``__main__``, nothing that needs the caller's ``sys.stderr`` to be a real file
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from clawback.core.archive.reading import Chunk, FileReader, Start, WorkItem
+from clawback.core.archive.reading import Chunk, FileReader, Start, WorkItem, window_hash
 
 MIN_BYTES = 16 * 1024 * 1024  # less to read than this: the worker's start-up (~0.1 s) wins
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a chunk at a time (memory)
@@ -66,6 +67,15 @@ def worth_it(remaining: Sequence[int]) -> bool:
     return (os.cpu_count() or 1) > 1 and len(remaining) > 1 and sum(remaining) >= MIN_BYTES
 
 
+def _unchanged(item: WorkItem, last: Chunk) -> bool:
+    """Whether the file still holds the bytes the worker read (it may have been rewritten in
+    the seconds since; then the writer reads it again, as it is now)."""
+    try:
+        return window_hash(item.path, last.end_offset) == last.prefix_hash
+    except OSError:
+        return False
+
+
 class ParseAhead:
     """Files read ahead by a worker process. Ask with :meth:`take` in plan order (skipping
     some is fine); :meth:`close` (or leave the ``with`` block) when done."""
@@ -81,21 +91,30 @@ class ParseAhead:
         with tempfile.NamedTemporaryFile(prefix="clawback-plan-", delete=False) as handle:
             pickle.dump((plan, options), handle, protocol=pickle.HIGHEST_PROTOCOL)
         self._plan_file = Path(handle.name)
-        self._worker: subprocess.Popen[bytes] | None = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(self._plan_file)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # a worker's failure shows as files read here instead
-        )
-        assert self._worker.stdin and self._worker.stdout
-        os.set_blocking(self._worker.stdin.fileno(), False)
-        # A thread empties the pipe as results come, so the worker never waits on a full pipe
-        # while this process is busy writing.
-        self._receiver = threading.Thread(
-            target=self._receive, args=(self._worker.stdout,), name="clawback-parse-ahead"
-        )
-        self._receiver.daemon = True
-        self._receiver.start()
+        self._worker: subprocess.Popen[bytes] | None = None
+        try:
+            self._worker = subprocess.Popen(
+                # -P: never import from the current folder, which may be anyone's.
+                [sys.executable, "-P", "-m", __name__, str(self._plan_file)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,  # a worker's failure shows as files read here
+            )
+            assert self._worker.stdin and self._worker.stdout
+            os.set_blocking(self._worker.stdin.fileno(), False)
+            # A thread empties the pipe as results come, so the worker never waits on a full
+            # pipe while this process is busy writing.
+            self._receiver = threading.Thread(
+                target=self._receive, args=(self._worker.stdout,), name="clawback-parse-ahead"
+            )
+            self._receiver.daemon = True
+            self._receiver.start()
+        except BaseException:
+            if self._worker is not None:
+                self._worker.kill()
+                self._worker.wait()
+            self._plan_file.unlink(missing_ok=True)
+            raise
 
     @property
     def pid(self) -> int | None:
@@ -113,6 +132,8 @@ class ParseAhead:
         if frame is None or self._plan[at][1] != start:
             return None
         chunks: list[Chunk] | None = pickle.loads(frame)
+        if not chunks or not _unchanged(item, chunks[-1]):
+            return None
         return chunks
 
     def _tell(self, at: int) -> None:
@@ -144,7 +165,6 @@ class ParseAhead:
         worker, self._worker = self._worker, None
         if worker is None:
             return
-        self._ready.clear()
         assert worker.stdin and worker.stdout
         with contextlib.suppress(OSError):
             worker.stdin.close()  # the worker's signal to stop
@@ -157,6 +177,7 @@ class ParseAhead:
             worker.wait()
         self._receiver.join()  # the pipe is at its end now the worker is gone
         worker.stdout.close()
+        self._ready.clear()
         self._plan_file.unlink(missing_ok=True)
 
 
@@ -168,7 +189,7 @@ def _serve(plan_file: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the writer's; it stops us
     with open(plan_file, "rb") as handle:
         plan, options = pickle.load(handle)
-    os.unlink(plan_file)  # read once; the writer removes it too, should we never get here
+    os.unlink(plan_file)  # read once (the writer removes it too if we never get here)
     ends = [0, *itertools.accumulate(item.size - start.offset for item, start in plan)]
     writer = -1  # the file the writer is on
     pending = b""

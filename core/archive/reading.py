@@ -12,6 +12,7 @@ second job.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from clawback.core.archive.sources import SourceRoot
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from clawback.core.timeutil import normalize_ts, parse_ts
 
+PREFIX_WINDOW = 4096  # bytes hashed at each end of what was read (see window_hash)
 BATCH_LINES = 4000  # lines per commit: bounds memory and lock hold time on huge files
 QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
 TALKERS = (Role.USER, Role.ASSISTANT)  # whose lines count toward a conversation's size
@@ -77,6 +79,7 @@ class Chunk:
     leaf_titles: list[tuple[str, str, int]]  # (leaf uuid, sealed summary, line)
     end_line: int
     end_offset: int
+    prefix_hash: str | None  # window_hash of the file up to end_offset, taken as it was read
     session_id: str
     owns_entries: bool  # anything besides other sessions' titles: the file is a session
     last_ts: str | None
@@ -84,6 +87,23 @@ class Chunk:
     meta: SessionMeta = field(default_factory=SessionMeta)
     others: dict[str, SessionMeta] = field(default_factory=dict)
     torn: int = 0  # bytes of an unfinished last line, reported in health
+
+
+def window_hash(path: Path, offset: int) -> str | None:
+    """Hash of the first and the last ``PREFIX_WINDOW`` bytes before ``offset``.
+
+    Stored with a file's offset, it tells the next scan whether the bytes already read are
+    still the file's (it grew) or not (it was rewritten: read it again).
+    """
+    if offset <= 0:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        digest.update(handle.read(min(offset, PREFIX_WINDOW)))
+        if offset > PREFIX_WINDOW:
+            handle.seek(max(PREFIX_WINDOW, offset - PREFIX_WINDOW))
+            digest.update(handle.read(offset - max(PREFIX_WINDOW, offset - PREFIX_WINDOW)))
+    return digest.hexdigest()
 
 
 def is_quiet(item: WorkItem) -> bool:
@@ -284,6 +304,7 @@ class FileReader:
             leaf_titles=self.leaf_titles,
             end_line=self.end_line,
             end_offset=self.end_offset,
+            prefix_hash=window_hash(item.path, self.end_offset),
             session_id=self.session_id or self.seal(item.path.stem),
             owns_entries=self.owns_entries,
             last_ts=self.last_ts,
