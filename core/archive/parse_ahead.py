@@ -93,6 +93,8 @@ class ParseAhead:
         self._plan_file = Path(handle.name)
         self._worker: subprocess.Popen[bytes] | None = None
         try:
+            if not sys.executable:  # an embedded interpreter: nothing to start a worker with
+                raise OSError("no Python executable for a parse worker")
             self._worker = subprocess.Popen(
                 # -P: never import from the current folder, which may be anyone's.
                 [sys.executable, "-P", "-m", __name__, str(self._plan_file)],
