@@ -143,7 +143,12 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"s{i}.jsonl").write_text(line)
     many_roots = [SourceRoot(Source.CLAUDE_CODE, many, "many")]
+    os.sync()
+    many_base, _ = bare_loader(many, work / "bare-many.db")
+    started = time.perf_counter()
     app.ingestor().ingest(many_roots)
+    print(f"first ingest of {args.rescan_files} small files: {time.perf_counter() - started:.2f}s "
+          f"(bare loader: {many_base:.2f}s)")  # fmt: skip
     started = time.perf_counter()
     for dirpath, _, files in os.walk(many):
         for name in files:

@@ -38,7 +38,7 @@ class Queryable(Protocol):
 WAL_CHECKPOINT_PAGES = 10_000  # see connect()
 WAL_KEEP_BYTES = 8 * 1024 * 1024
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
-LATEST_MIGRATION = "0010_entries_file_uuid"
+LATEST_MIGRATION = "0011_files_session"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:
@@ -132,9 +132,21 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
     """One write transaction, taking the write lock up front.
 
     ``BEGIN IMMEDIATE`` makes a second writer wait (``busy_timeout``) at the start instead of
-    failing half-way when a read transaction tries to upgrade.
+    failing half-way when a read transaction tries to upgrade. Inside another write transaction
+    (an ingest commits small files together) it is a savepoint: its work is undone alone on an
+    error and committed with the outer transaction.
     """
     conn = db.conn
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT nested")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK TO nested")
+            conn.execute("RELEASE nested")
+            raise
+        conn.execute("RELEASE nested")
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn

@@ -84,3 +84,19 @@ def test_the_lean_reader_opens_a_current_index_and_refuses_an_old_one(tmp_path) 
     with sqlite3.connect(path) as conn:
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = ?", (db.LATEST_MIGRATION,))
     assert db.connect_reader(path) is None  # behind: the full open migrates first
+
+
+def test_a_write_transaction_inside_another_is_a_savepoint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = db.connect(tmp_path / "t.db")
+    index.execute("CREATE TABLE t (n INTEGER)")
+    with db.write_transaction(index) as conn:
+        conn.execute("INSERT INTO t VALUES (1)")
+        with pytest.raises(ZeroDivisionError), db.write_transaction(index) as inner:
+            inner.execute("INSERT INTO t VALUES (2)")
+            raise ZeroDivisionError  # undoes this part alone
+        with db.write_transaction(index) as inner:
+            inner.execute("INSERT INTO t VALUES (3)")
+        other = sqlite3.connect(tmp_path / "t.db")
+        assert other.execute("SELECT count(*) FROM t").fetchone()[0] == 0  # not committed yet
+    assert [n for (n,) in other.execute("SELECT n FROM t ORDER BY n")] == [1, 3]
+    other.close()

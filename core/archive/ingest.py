@@ -10,6 +10,10 @@ last, so a process killed in between leaves a marker that :meth:`Ingestor.recove
 next start to drop anything past the committed offset and rebuild that file's derived rows.
 Re-running then yields exactly the entries of a clean run.
 
+Small files commit several to a transaction (``GROUP_BYTES``; each file's own commits nest in
+it as savepoints), so the rule holds for the group: a kill loses the group's work, never part
+of it, and the next run reads those files again.
+
 This module must never modify a source file, and never let one bad line stop a file.
 """
 
@@ -18,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,11 @@ from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
 from clawback.core.safejson import clean_text
+
+# Small files commit together, up to this many bytes per transaction: a commit (its pages into
+# the WAL, a new FTS5 segment) costs more than a small file's rows. A bigger file commits alone,
+# a chunk at a time.
+GROUP_BYTES = 4 * 1024 * 1024
 
 Progress = Callable[[int], None]  # called with bytes consumed since the last call
 # Given (files to read, bytes to read), returns the Progress callback for this run.
@@ -86,6 +95,20 @@ class IngestStats:
             "errors": self.errors,
             "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
         }
+
+
+def _groups(work: list[WorkItem]) -> Iterator[list[WorkItem]]:
+    """``work`` in order, cut into runs of at most ``GROUP_BYTES`` (a bigger file alone)."""
+    group: list[WorkItem] = []
+    size = 0
+    for item in work:
+        if group and size + item.size > GROUP_BYTES:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += item.size
+    if group:
+        yield group
 
 
 class Ingestor:
@@ -206,21 +229,12 @@ class Ingestor:
         advance = progress(len(work), sum(w.size for w in work)) if progress else None
         touched: set[str] = set()
         with self._read_ahead(work, reimport=reimport) as ahead:
-            for item in work:
-                try:
-                    touched |= self.ingest_file(
-                        item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
-                    )
-                except Exception as exc:  # one file must never stop the others: named in health
-                    why = (
-                        f"cannot read: {exc.strerror}"
-                        if isinstance(exc, OSError) and exc.strerror
-                        else f"failed: {type(exc).__name__}: {exc}"
-                    )
-                    path, why = self._seal(str(item.path)), self._seal(why)
-                    stats.skipped_files.append((path, why))
-                    stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
-                    self._abandon(item)
+            for group in _groups(work):
+                with self._together(len(group) > 1):
+                    for item in group:
+                        touched |= self._ingest_or_report(
+                            item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
+                        )
         if full_scan:
             stats.missing = self.mark_missing()
         with write_transaction(self.db) as conn:
@@ -231,6 +245,43 @@ class Ingestor:
         if touched and self.on_indexed:
             self.on_indexed(touched)
         return stats
+
+    def _ingest_or_report(
+        self,
+        item: WorkItem,
+        *,
+        reimport: bool,
+        stats: IngestStats,
+        advance: Progress | None,
+        ahead: ParseAhead | None,
+    ) -> set[str]:
+        """:meth:`ingest_file`, but a file that fails is named in ``stats`` (and health) and
+        rolled back to its last commit: one file must never stop the others."""
+        try:
+            return self.ingest_file(
+                item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
+            )
+        except Exception as exc:
+            why = (
+                f"cannot read: {exc.strerror}"
+                if isinstance(exc, OSError) and exc.strerror
+                else f"failed: {type(exc).__name__}: {exc}"
+            )
+            path, why = self._seal(str(item.path)), self._seal(why)
+            stats.skipped_files.append((path, why))
+            stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
+            self._abandon(item)
+            return set()
+
+    @contextmanager
+    def _together(self, grouped: bool) -> Iterator[None]:
+        """One transaction around a group of small files, whose own commits nest in it as
+        savepoints. Taken under the writer lock, so the order is always lock, then database."""
+        if not grouped:
+            yield
+            return
+        with self.lock, write_transaction(self.db):
+            yield
 
     def classify(self, path: Path) -> Source | None:
         """A file's source from where it lives under the configured roots, else its content."""
