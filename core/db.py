@@ -142,8 +142,11 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK TO nested")
-            conn.execute("RELEASE nested")
+            # Some errors (a full disk) make SQLite roll the whole transaction back itself:
+            # then there is nothing left to undo, and the original error is the one to see.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO nested")
+                conn.execute("RELEASE nested")
             raise
         conn.execute("RELEASE nested")
         return
@@ -151,6 +154,7 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")

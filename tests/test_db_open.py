@@ -100,3 +100,15 @@ def test_a_write_transaction_inside_another_is_a_savepoint(tmp_path) -> None:  #
         assert other.execute("SELECT count(*) FROM t").fetchone()[0] == 0  # not committed yet
     assert [n for (n,) in other.execute("SELECT n FROM t ORDER BY n")] == [1, 3]
     other.close()
+
+
+def test_the_error_that_made_sqlite_roll_back_is_the_one_raised(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = db.connect(tmp_path / "t.db")
+    with (
+        pytest.raises(ZeroDivisionError),
+        db.write_transaction(index),
+        db.write_transaction(index) as inner,
+    ):
+        inner.execute("ROLLBACK")  # what SQLite does itself on a full disk
+        raise ZeroDivisionError
+    assert not index.conn.in_transaction
