@@ -157,4 +157,7 @@ def write_transaction(db: sqlite_utils.Database) -> Iterator[sqlite3.Connection]
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
+    # Gone only if SQLite rolled it back under a savepoint whose error the caller handled
+    # (an ingest goes on to the next file): what was lost is read again next time.
+    if conn.in_transaction:
+        conn.execute("COMMIT")

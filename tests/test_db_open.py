@@ -112,3 +112,16 @@ def test_the_error_that_made_sqlite_roll_back_is_the_one_raised(tmp_path) -> Non
         inner.execute("ROLLBACK")  # what SQLite does itself on a full disk
         raise ZeroDivisionError
     assert not index.conn.in_transaction
+
+
+def test_a_group_whose_transaction_sqlite_dropped_still_ends_cleanly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    index = db.connect(tmp_path / "t.db")
+    index.execute("CREATE TABLE t (n INTEGER)")
+    with db.write_transaction(index):
+        with pytest.raises(ZeroDivisionError), db.write_transaction(index) as inner:
+            inner.execute("INSERT INTO t VALUES (1)")
+            inner.execute("ROLLBACK")  # SQLite on a full disk; the caller goes on
+            raise ZeroDivisionError
+        with db.write_transaction(index) as alone:  # a transaction of its own now
+            alone.execute("INSERT INTO t VALUES (2)")
+    assert [n for (n,) in index.execute("SELECT n FROM t")] == [2]
