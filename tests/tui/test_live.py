@@ -52,12 +52,18 @@ async def test_an_open_transcript_follows_new_entries(demo_app: Home) -> None:
         assert pane.session.message_count > 4  # the header counts the new message too
 
 
-async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path) -> None:
+def empty_home_with_sources(tmp_path: Path) -> tuple[Home, Path]:
+    """A new home, nothing indexed, whose Claude Code source holds the demo's transcripts."""
     sources = tmp_path / "claude-projects"
     shutil.copytree(demo_data() / "claude-code", sources)
     clawback = Home.open(tmp_path / "home")
     clawback.config.sources.claude_code_path = str(sources)
     clawback.config.sources.openclaw_path = str(tmp_path / "none")
+    return clawback, sources
+
+
+async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path) -> None:
+    clawback, sources = empty_home_with_sources(tmp_path)
     app = make_app(clawback, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -71,11 +77,7 @@ async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path)
 
 
 async def test_live_updates_leave_the_first_run_question_to_the_user(tmp_path: Path) -> None:
-    sources = tmp_path / "claude-projects"
-    shutil.copytree(demo_data() / "claude-code", sources)
-    clawback = Home.open(tmp_path / "home")
-    clawback.config.sources.claude_code_path = str(sources)
-    clawback.config.sources.openclaw_path = str(tmp_path / "none")
+    clawback, _ = empty_home_with_sources(tmp_path)
     app = make_app(clawback, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.watching.is_set)
