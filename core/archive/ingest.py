@@ -20,6 +20,7 @@ This module must never modify a source file, and never let one bad line stop a f
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -466,9 +467,19 @@ class Ingestor:
         files = [item for item in work if item.source is not Source.MEMORY]
         if not self.config.archive.parse_worker or not worth_it([i.size for i in files]):
             return nullcontext()  # sizes are an upper bound of what is left to read
+        # The rows of these files only: the scan read every row once already.
+        wanted = json.dumps([[item.source.value, item.key] for item in files])
         known = {
             (state.source, state.file_key): state
-            for state in map(FileState.from_row, self.db.query("SELECT * FROM files"))
+            for state in map(
+                FileState.from_row,
+                self.db.query(
+                    """SELECT f.* FROM json_each(?) AS w CROSS JOIN files AS f
+                       ON f.source = json_extract(w.value, '$[0]')
+                       AND f.file_key = json_extract(w.value, '$[1]')""",
+                    [wanted],
+                ),
+            )
         }
         plan: list[tuple[WorkItem, Start]] = []
         for item in files:
