@@ -35,11 +35,9 @@ from pathlib import Path
 # As clawback.core.archive.embeddings sets it, before numpy loads (see its docstring).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.embeddings.chunks import text_hash
 from clawback.core.archive.embeddings.embedder import load_embedder
 from clawback.core.archive.embeddings.fusion import fuse_rrf
 from clawback.core.archive.embeddings.semantic import SemanticIndex
@@ -51,6 +49,7 @@ from clawback.core.archive.sources import SourceRoot
 from clawback.core.home import Home
 from clawback.core.records import Source
 from corpus import generate
+from synthetic_vectors import fill_with_random_vectors
 
 HERE = Path(__file__).parent
 SHARED = HERE.parent.parent / "shared"
@@ -172,14 +171,7 @@ def scale(work: Path, mb: float, per_second: float) -> None:
     store = VectorStore.open(work / "scale-home" / "embeddings.db")
     embedder = load_embedder("minilm")
     store.claim(embedder.name, embedder.dim)
-    worker = EmbeddingWorker(home.db, store, embedder)
-    todo, _ = worker.pending()
-    rng = np.random.default_rng(3)
-    for start in range(0, len(todo), 5000):
-        batch = worker.texts(todo[start : start + 5000])
-        vectors = rng.standard_normal((len(batch), embedder.dim)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        store.add([c for c, _ in batch], [text_hash(t) for _, t in batch], vectors)
+    fill_with_random_vectors(EmbeddingWorker(home.db, store, embedder), store, embedder.dim)
     count = store.count()
     print(f"scale corpus {mb:.0f} MB: {count:,} text chunks to embed; at {per_second:.1f}/s that is "
           f"{count / per_second / 3600:.1f} h (newest 10,000: {10_000 / per_second / 60:.1f} min); "

@@ -34,7 +34,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.embeddings.chunks import text_hash
 from clawback.core.archive.embeddings.embedder import (
     Embedder,
     EmbeddingsUnavailable,
@@ -49,6 +48,7 @@ from clawback.core.archive.sources import SourceRoot
 from clawback.core.home import Home
 from clawback.core.records import Source
 from corpus import generate
+from synthetic_vectors import fill_with_random_vectors
 
 MODES = ("keyword", "semantic", "hybrid")
 DIM = 384
@@ -92,14 +92,7 @@ def build(work: Path, mb: float) -> Home:
     partial = store_path.with_suffix(".partial")
     store = VectorStore.open(partial)
     store.claim(embedder.name, embedder.dim)
-    worker = EmbeddingWorker(home.db, store, embedder)
-    todo, _ = worker.pending()
-    rng = np.random.default_rng(3)
-    for start in range(0, len(todo), 5000):
-        batch = worker.texts(todo[start : start + 5000])
-        vectors = rng.standard_normal((len(batch), DIM)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        store.add([c for c, _ in batch], [text_hash(t) for _, t in batch], vectors)
+    fill_with_random_vectors(EmbeddingWorker(home.db, store, embedder), store, DIM)
     store.close()
     partial.rename(store_path)
     return home
