@@ -64,17 +64,16 @@ def clock() -> Clock:
     return Clock()
 
 
+def make_engine(app: Any, clock: Clock, **extra: Any) -> ChatEngine:
+    """An engine on the test home, indexing as the app does; ``extra`` for runner, hooks..."""
+    return ChatEngine(
+        app.db, app.paths, app.config.chat, index=app.ingest_changed, clock=clock, **extra
+    )
+
+
 @pytest.fixture
 def engine(app, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:  # type: ignore[no-untyped-def]
-    return ChatEngine(
-        app.db,
-        app.paths,
-        app.config.chat,
-        index=app.ingest_changed,
-        runner=fake_claude.runner(timeout=10.0),
-        clock=clock,
-        tz=UTC,
-    )
+    return make_engine(app, clock, runner=fake_claude.runner(timeout=10.0), tz=UTC)
 
 
 def lines(session: ChatSession) -> list[dict[str, Any]]:
@@ -305,7 +304,7 @@ async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
 
 async def test_claude_not_installed(app, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
-    engine = ChatEngine(app.db, app.paths, app.config.chat, index=app.ingest_changed, clock=clock)
+    engine = make_engine(app, clock)
     with pytest.raises(ClaudeNotFound, match="npm install"):
         await engine.run_turn("hello?", key=KEY)
     assert messages(engine.store.current(KEY))[0] == ("user", "hello?", False)  # type: ignore[arg-type]
@@ -327,14 +326,7 @@ async def test_killed_mid_stream_keeps_the_partial_reply(
 
 async def test_timeout_keeps_everything(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     fake_claude.mode("stall").reply(LONG_REPLY)
-    engine = ChatEngine(
-        app.db,
-        app.paths,
-        app.config.chat,
-        index=app.ingest_changed,
-        runner=fake_claude.runner(timeout=1.0),
-        clock=clock,
-    )
+    engine = make_engine(app, clock, runner=fake_claude.runner(timeout=1.0))
     with pytest.raises(ClaudeTimeout):
         await engine.run_turn("slowly now", key=KEY)
     stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
@@ -464,15 +456,7 @@ class RecordingHooks(ThresholdHooks):
 
 async def test_hooks_run_in_order(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks()
-    engine = ChatEngine(
-        app.db,
-        app.paths,
-        app.config.chat,
-        index=app.ingest_changed,
-        runner=fake_claude.runner(),
-        hooks=hooks,
-        clock=clock,
-    )
+    engine = make_engine(app, clock, runner=fake_claude.runner(), hooks=hooks)
     fake_claude.usage(input=7, cache_read=3)
     await engine.run_turn("hello", key=KEY)
     assert [name for name, _ in hooks.calls] == ["flush", "compact", "after"]
@@ -484,15 +468,7 @@ async def test_a_compaction_hook_changes_what_is_sent(
     app, fake_claude: FakeClaude, clock: Clock
 ) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks(compact_over=10**9)
-    engine = ChatEngine(
-        app.db,
-        app.paths,
-        app.config.chat,
-        index=app.ingest_changed,
-        runner=fake_claude.runner(),
-        hooks=hooks,
-        clock=clock,
-    )
+    engine = make_engine(app, clock, runner=fake_claude.runner(), hooks=hooks)
     hooks.engine = engine
     fake_claude.reply("ok")
     for text in ("first question", "second question", "third question"):
