@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.search import SearchFilters, search
-from clawback.core.archive.sources import SourceRoot
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
+from clawback.core.search.engine import SearchFilters, search
 from corpus import generate
 
 

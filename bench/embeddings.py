@@ -32,22 +32,22 @@ import tempfile
 import time
 from pathlib import Path
 
-# As clawback.core.archive.embeddings sets it, before numpy loads (see its docstring).
+# As clawback.core.embeddings sets it, before numpy loads (see its docstring).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.embeddings.embedder import load_embedder
-from clawback.core.archive.embeddings.fusion import fuse_rrf
-from clawback.core.archive.embeddings.semantic import SemanticIndex
-from clawback.core.archive.embeddings.store import VectorStore
-from clawback.core.archive.embeddings.worker import EmbeddingWorker
-from clawback.core.archive.recall import _STOPWORDS
-from clawback.core.archive.search import search
-from clawback.core.archive.sources import SourceRoot
+from clawback.core.chat.recall import _STOPWORDS
+from clawback.core.embeddings.embedder import load_embedder
+from clawback.core.embeddings.semantic import SemanticIndex
+from clawback.core.embeddings.store import VectorStore
+from clawback.core.embeddings.worker import EmbeddingWorker
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
+from clawback.core.search.engine import search
+from clawback.core.search.fusion import fuse_rrf
 from corpus import generate
 from synthetic_vectors import fill_with_random_vectors
 

@@ -27,26 +27,26 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-# As clawback.core.archive.embeddings sets it, before numpy loads.
+# As clawback.core.embeddings sets it, before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.embeddings.embedder import (
+from clawback.core.embeddings.embedder import (
     Embedder,
     EmbeddingsUnavailable,
     HashEmbedder,
     load_embedder,
 )
-from clawback.core.archive.embeddings.semantic import SemanticIndex
-from clawback.core.archive.embeddings.store import VectorStore
-from clawback.core.archive.embeddings.worker import EmbeddingWorker
-from clawback.core.archive.search import search
-from clawback.core.archive.sources import SourceRoot
+from clawback.core.embeddings.semantic import SemanticIndex
+from clawback.core.embeddings.store import VectorStore
+from clawback.core.embeddings.worker import EmbeddingWorker
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
+from clawback.core.search.engine import search
 from corpus import generate
 from synthetic_vectors import fill_with_random_vectors
 

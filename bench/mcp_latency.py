@@ -26,12 +26,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.search import search
-from clawback.core.archive.sources import SourceRoot
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.mcp.tools import MemoryTools
 from clawback.core.records import Source
+from clawback.core.search.engine import search
 from corpus import generate
 
 ROUNDS = 5

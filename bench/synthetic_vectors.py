@@ -4,9 +4,9 @@ store the size of a real one, not the hours the real model takes to fill it."""
 from __future__ import annotations
 
 import numpy as np
-from clawback.core.archive.embeddings.chunks import text_hash
-from clawback.core.archive.embeddings.store import VectorStore
-from clawback.core.archive.embeddings.worker import EmbeddingWorker
+from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.store import VectorStore
+from clawback.core.embeddings.worker import EmbeddingWorker
 
 
 def fill_with_random_vectors(worker: EmbeddingWorker, store: VectorStore, dim: int) -> None:

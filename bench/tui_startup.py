@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.sources import SourceRoot
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
 from corpus import generate
 

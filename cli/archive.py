@@ -13,9 +13,7 @@ from typing import Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.archive.health import health
-from clawback.core.archive.ingest import ProgressFactory
-from clawback.core.archive.read import (
+from clawback.core.archive.sessions import (
     export_markdown,
     list_conversations,
     list_sessions,
@@ -23,6 +21,8 @@ from clawback.core.archive.read import (
     session_messages,
     unique_prefixes,
 )
+from clawback.core.ingest.health import health
+from clawback.core.ingest.ingestor import ProgressFactory
 from clawback.core.records import Source
 
 
@@ -109,7 +109,7 @@ def ingest(
 def _where_it_looked(app: Any) -> None:
     """Nothing was found: name the folders that were searched, so a new user knows where
     clawback expects transcripts (and what to configure if theirs are elsewhere)."""
-    from clawback.core.archive.sources import configured_roots
+    from clawback.core.ingest.sources import configured_roots
 
     err.print("No transcripts found. Looked in:")
     for root in configured_roots(app.config, app.paths):
@@ -219,7 +219,7 @@ def conversations(ctx: click.Context, status: str | None, limit: int, as_json: b
 @click.pass_context
 def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
-    from clawback.core.archive.embeddings.coverage import coverage
+    from clawback.core.embeddings.coverage import coverage
 
     app = open_home(ctx)
     report = health(app.db, app.paths, app.config.chat.claude_command)

@@ -69,9 +69,9 @@ def embed(
     home = open_home(ctx)
     settings = home.config.embeddings
     try:
-        from clawback.core.archive.embeddings.embedder import load_embedder
-        from clawback.core.archive.embeddings.store import VectorStore
-        from clawback.core.archive.embeddings.worker import (
+        from clawback.core.embeddings.embedder import load_embedder
+        from clawback.core.embeddings.store import VectorStore
+        from clawback.core.embeddings.worker import (
             EmbedderBusy,
             EmbeddingWorker,
             embed_lock,

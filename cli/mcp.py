@@ -41,8 +41,8 @@ def mcp(ctx: click.Context) -> None:
 
 def _nearest(ctx: click.Context) -> object | None:
     """The vector side for hybrid memory_search, when this home has vectors."""
-    from clawback.core.archive.embeddings import deferred_nearest
     from clawback.core.config import load_config
+    from clawback.core.embeddings import deferred_nearest
 
     paths = Paths.resolve(home_option(ctx))
     return deferred_nearest(paths.vectors, load_config(paths.config).embeddings)

@@ -13,9 +13,9 @@ from typing import Any
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
-from clawback.core.archive.search import MARK_END, MARK_START, MODES, SearchFilters, search
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
+from clawback.core.search.engine import MARK_END, MARK_START, MODES, SearchFilters, search
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
 
@@ -128,7 +128,7 @@ def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
     if config.embeddings.model.strip().lower() == "none" or not paths.vectors.exists():
         return None, None, recency
     try:
-        from clawback.core.archive.embeddings.semantic import open_semantic
+        from clawback.core.embeddings.semantic import open_semantic
     except ImportError as exc:
         return (
             None,

@@ -13,15 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.embeddings import deferred_nearest
-from clawback.core.archive.ingest import Ingestor, IngestStats, ProgressFactory
-from clawback.core.archive.search import NearestChunks
-from clawback.core.archive.sources import SourceRoot, configured_roots, root_for_path
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect
+from clawback.core.embeddings import deferred_nearest
 from clawback.core.errors import ClawbackError
+from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
+from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
 from clawback.core.memory.compaction import Compactor
 from clawback.core.memory.facts import facts_provider
 from clawback.core.memory.files import Workspace
@@ -30,6 +29,7 @@ from clawback.core.memory.librarian import ConversationOutcome, Librarian
 from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 from clawback.core.paths import Paths
 from clawback.core.records import Source
+from clawback.core.search.engine import NearestChunks
 
 
 @dataclass
@@ -175,7 +175,7 @@ class Home:
         return deferred_nearest(self.paths.vectors, self.config.embeddings)
 
     def background_embedder(self, **callbacks: Any) -> Any | None:
-        """A :class:`~clawback.core.archive.embeddings.background.BackgroundEmbedder` for this
+        """A :class:`~clawback.core.embeddings.background.BackgroundEmbedder` for this
         home (not started), or ``None`` unless the person opted in: ``embeddings.background``
         is on, a model is set, the extra is installed, and ``clawback embed`` has run once (the
         first full embedding can take hours; it is asked for, never sprung on anyone)."""
@@ -185,7 +185,7 @@ class Home:
         if not self.paths.vectors.exists():
             return None
         try:
-            from clawback.core.archive.embeddings.background import BackgroundEmbedder
+            from clawback.core.embeddings.background import BackgroundEmbedder
         except ImportError:
             return None
         return BackgroundEmbedder(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from clawback.core.archive.read import project_name
-from clawback.core.archive.search import MARK_END, MARK_START
+from clawback.core.archive.sessions import project_name
+from clawback.core.search.engine import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
 from textual.content import Content
 

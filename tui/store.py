@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive import read as archive
-from clawback.core.archive.ingest import IngestStats, Progress
-from clawback.core.archive.search import NearestChunks, SearchFilters, SearchResults, search
-from clawback.core.archive.sources import configured_roots
+from clawback.core.archive import sessions as archive
 from clawback.core.config import update_settings
 from clawback.core.db import connect
 from clawback.core.errors import ConfigError
 from clawback.core.home import Home
+from clawback.core.ingest.ingestor import IngestStats, Progress
+from clawback.core.ingest.sources import configured_roots
 from clawback.core.memory.files import Workspace
+from clawback.core.search.engine import NearestChunks, SearchFilters, SearchResults, search
 
 ProgressFactory = Callable[[int, int], Progress]
 

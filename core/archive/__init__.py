@@ -1,0 +1,1 @@
+"""The index read back: sessions, the catalog (titles, counts), conversations."""

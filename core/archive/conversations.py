@@ -77,7 +77,7 @@ class ConversationTracker:
 
         ``moment`` is ``ts`` in seconds since the epoch (the reader works it out, off the
         writer's path); ``counts`` when the line holds a main-thread message
-        (:func:`clawback.core.archive.reading.counts_as_message`). ``session_id`` names a
+        (:func:`clawback.core.ingest.file_reader.counts_as_message`). ``session_id`` names a
         session other than the file's (a file mixing sessions), which never shares a
         conversation with another.
         """

@@ -49,9 +49,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 import sqlite_utils
-from clawback.core.archive.read import resolve_session, session_messages
-from clawback.core.archive.recall import FactsProvider, RecallBlock, recall
-from clawback.core.archive.search import NearestChunks
+from clawback.core.archive.sessions import resolve_session, session_messages
 from clawback.core.chat.events import (
     ChatEvent,
     Notice,
@@ -65,6 +63,7 @@ from clawback.core.chat.events import (
     TurnOutcome,
 )
 from clawback.core.chat.prompt import AssembledPrompt, ContextMessage, History, assemble
+from clawback.core.chat.recall import FactsProvider, RecallBlock, recall
 from clawback.core.chat.sessions import (
     ChatSession,
     Clock,
@@ -83,6 +82,7 @@ from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
 from clawback.core.safejson import clean_text
+from clawback.core.search.engine import NearestChunks
 from clawback.core.timeutil import normalize_ts
 
 __all__ = [

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
-from clawback.core.archive.parsers.session_keys import parse_session_key, simple_key
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ConfigError, SessionKeyError
+from clawback.core.formats.session_keys import parse_session_key, simple_key
 
 LABEL_MAX_CHARS = 64
 BUILTIN_MODEL_ALIASES = ("opus", "sonnet", "haiku", "opusplan", "default")

@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.parsers.native import label_event, session_header
-from clawback.core.archive.parsers.session_keys import parse_session_key, thread_key
 from clawback.core.chat.policy import (
     BUILTIN_MODEL_ALIASES,
     LABEL_MAX_CHARS,
@@ -50,6 +48,8 @@ from clawback.core.claude.events import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
 from clawback.core.errors import NotFoundError, UsageError
+from clawback.core.formats.native import label_event, session_header
+from clawback.core.formats.session_keys import parse_session_key, thread_key
 from clawback.core.paths import Paths
 from clawback.core.timeutil import format_ts, parse_ts
 

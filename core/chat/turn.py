@@ -20,12 +20,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from clawback.core.archive.parsers.native import (
-    message_event,
-    tool_call_event,
-    tool_call_summary,
-)
-from clawback.core.archive.recall import strip_recalled
 from clawback.core.chat.events import (
     ApiRetrying,
     ChatEvent,
@@ -39,6 +33,7 @@ from clawback.core.chat.events import (
     TurnOutcome,
 )
 from clawback.core.chat.prompt import AssembledPrompt, History
+from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
 from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
@@ -53,6 +48,11 @@ from clawback.core.claude.events import (
 from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.formats.native import (
+    message_event,
+    tool_call_event,
+    tool_call_summary,
+)
 from clawback.core.timeutil import format_ts
 
 __all__ = ["ChatTurn", "TurnHost", "TurnPlan"]

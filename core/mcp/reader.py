@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.read import resolve_session
+from clawback.core.archive.sessions import resolve_session
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.refs import EntryRef, FactRef, RefError, SessionRef, entry_ref, parse_ref

@@ -18,10 +18,10 @@ from typing import Annotated, Any
 
 import sqlite_utils
 from clawback.core import __version__
-from clawback.core.archive.search import NearestChunks
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
+from clawback.core.search.engine import NearestChunks
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations

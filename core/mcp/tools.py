@@ -14,13 +14,13 @@ import sqlite3
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.query import build_match, score_from_rank, terms
-from clawback.core.archive.search import MODES, NearestChunks, SearchFilters, search
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
 from clawback.core.mcp.refs import FactRef, ToolInputError, entry_ref
 from clawback.core.records import KIND_FILTERS, Source
+from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, search
+from clawback.core.search.query import build_match, score_from_rank, terms
 from clawback.core.timeutil import normalize_ts
 
 __all__ = ["MemoryTools", "ToolInputError"]

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.masking import mask_secrets
-from clawback.core.archive.parsers.native import compaction_event
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
 from clawback.core.chat.sessions import ChatSession
@@ -43,11 +41,13 @@ from clawback.core.claude.errors import ClaudeError
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.formats.native import compaction_event
 from clawback.core.memory.extraction import TranscriptMessage as ExtractionMessage
 from clawback.core.memory.extraction import extract
 from clawback.core.memory.facts import Action, FactChange, FactStore
 from clawback.core.memory.flush import is_no_reply
 from clawback.core.memory.ledger import CompactionRecord, compacted_messages, list_compactions
+from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import format_ts
 from clawback.core.tokens import CHARS_PER_TOKEN, estimate_tokens
 

@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawback.core.archive.masking import mask_secrets
 from clawback.core.claude.errors import ClaudeError
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.memory.facts import FACT_TYPES, NewFact
+from clawback.core.text.masking import mask_secrets
 
 __all__ = [
     "EXTRACTION_SCHEMA",

@@ -32,13 +32,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clawback.core.archive.masking import mask_secrets
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import AssembledPrompt, assemble
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import Workspace
+from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import format_ts
 
 __all__ = [

@@ -101,7 +101,7 @@ def test_health_reports_coverage_and_model(home: Path) -> None:
 
 
 def test_a_second_embedder_steps_aside(home: Path) -> None:
-    from clawback.core.archive.embeddings.worker import embed_lock
+    from clawback.core.embeddings.worker import embed_lock
 
     with embed_lock(home / "embed.lock"):
         result = invoke(home, "embed")

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from clawback.cli.main import cli
-from clawback.core.archive.read import session_messages
+from clawback.core.archive.sessions import session_messages
 from clawback.core.claude.errors import (
     ClaudeAPIError,
     ClaudeAuthError,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from clawback.core.archive.read import list_sessions
+from clawback.core.archive.sessions import list_sessions
 from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.transcript import TranscriptPane
@@ -136,7 +136,7 @@ async def test_quitting_while_a_reply_streams_keeps_the_partial_reply(
     assert tui.return_code == 0 and session_id is not None
     reopened = Home.open(tui.store.paths.home)
     try:
-        from clawback.core.archive.read import session_messages
+        from clawback.core.archive.sessions import session_messages
 
         messages = session_messages(reopened.db, session_id)
         assert messages[-1].role == "assistant" and messages[-1].partial

@@ -18,8 +18,9 @@ from clawback.tui.widgets.lifecycle_views import FactList, LedgerRow
 from textual.pilot import Pilot
 from textual.widgets import Button, TextArea
 
+from tests.memory.test_flush import seed
+
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
-from ..test_flush import seed
 from .conftest import SIZE
 from .pilot import settle, until
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from clawback.tui.app import make_app
 from clawback.tui.widgets.message_view import MessageView, fold_summary
 
-from ..test_mcp_transcript import ReplayRunner
+from tests.mcp.test_transcript import ReplayRunner
+
 from .conftest import SIZE
 from .pilot import settle
 from .test_chat import chat, shown

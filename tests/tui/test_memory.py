@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from clawback.core.archive.search import SearchFilters, search
+from clawback.core.search.engine import SearchFilters, search
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.memory import MemoryPane, size_meter
 from clawback.tui.screens.dialogs import ChoiceScreen

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clawback.core.archive.read import Message
+from clawback.core.archive.sessions import Message
 from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.widgets.markdown_text import literal_content, markdown_content
@@ -155,7 +155,7 @@ def test_what_the_cli_wrote_folds_under_its_own_name() -> None:
 
 
 def test_a_session_row_is_two_lines_whatever_the_title() -> None:
-    from clawback.core.archive.read import SessionSummary
+    from clawback.core.archive.sessions import SessionSummary
     from clawback.tui.panes.sessions import session_row
 
     fields = {name: None for name in SessionSummary.__dataclass_fields__}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import tomllib
 
-from clawback.core.archive.search import SearchResults
 from clawback.core.home import Home
+from clawback.core.search.engine import SearchResults
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.search import SearchPane, as_you_type, too_short
 from clawback.tui.panes.transcript import TranscriptPane
@@ -183,7 +183,7 @@ async def test_kind_filter_and_active_filters_are_shown(tui: ClawbackApp) -> Non
 
 
 def test_a_result_header_is_one_line_whatever_the_title() -> None:
-    from clawback.core.archive.search import SearchHit
+    from clawback.core.search.engine import SearchHit
     from clawback.tui.panes.search import hit_row
 
     hit = SearchHit(

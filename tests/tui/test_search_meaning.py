@@ -15,9 +15,9 @@ pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[
 
 
 def embed_demo(home: Home) -> None:
-    from clawback.core.archive.embeddings.embedder import HashEmbedder
-    from clawback.core.archive.embeddings.store import VectorStore
-    from clawback.core.archive.embeddings.worker import EmbeddingWorker
+    from clawback.core.embeddings.embedder import HashEmbedder
+    from clawback.core.embeddings.store import VectorStore
+    from clawback.core.embeddings.worker import EmbeddingWorker
 
     home.config.embeddings.model = "hash"
     store = VectorStore.open(home.paths.vectors)
@@ -43,7 +43,7 @@ async def test_a_pause_in_typing_brings_results_by_meaning(demo_app: Home) -> No
         assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
         assert pane.query_one("#search-results", OptionList).option_count == len(pane._hits)
         assert "by words and meaning" in str(status.render())
-        from clawback.core.archive.embeddings.coverage import Coverage
+        from clawback.core.embeddings.coverage import Coverage
 
         pane.store.embedded = Coverage(model="hash-64", vectors=1, total=4)  # still growing
         app.query_one("#search-input", Input).insert_text_at_cursor(" ")

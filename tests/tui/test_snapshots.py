@@ -23,9 +23,9 @@ def _fixed_clock_and_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     """Search shows its query time and BM25 scores (which move with the index's statistics):
     a stopped clock and a constant score keep the picture identical on every run."""
     monkeypatch.setattr(
-        "clawback.core.archive.search.time", SimpleNamespace(perf_counter=lambda: 0.0)
+        "clawback.core.search.engine.time", SimpleNamespace(perf_counter=lambda: 0.0)
     )
-    monkeypatch.setattr("clawback.core.archive.search.score_from_rank", lambda rank: 0.5)
+    monkeypatch.setattr("clawback.core.search.engine.score_from_rank", lambda rank: 0.5)
 
 
 def steady(*keys: str):  # type: ignore[no-untyped-def]

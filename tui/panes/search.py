@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from clawback.core.archive.cjk import has_cjk
-from clawback.core.archive.query import split_terms
-from clawback.core.archive.search import SearchFilters, SearchHit, SearchResults
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
+from clawback.core.search.engine import SearchFilters, SearchHit, SearchResults
+from clawback.core.search.query import split_terms
+from clawback.core.text.cjk import has_cjk
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult

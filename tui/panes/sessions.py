@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from clawback.core.archive.read import Project, SessionSummary
+from clawback.core.archive.sessions import Project, SessionSummary
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -167,7 +167,7 @@ class SessionsPane(Pane):
 
     @property
     def project(self) -> str | None:
-        """The chosen project's folder (as :func:`clawback.core.archive.read.projects` lists it)."""
+        """The chosen project's folder, as `archive.sessions.projects` lists it."""
         return self._project or None
 
     def reload(self, *, keep_loaded: bool = False) -> None:

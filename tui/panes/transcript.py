@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from clawback.core.archive.read import Message, SessionSummary
-from clawback.core.archive.search import SearchHit
+from clawback.core.archive.sessions import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
 from clawback.core.records import Source
+from clawback.core.search.engine import SearchHit
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType

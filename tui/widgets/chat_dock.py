@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from clawback.core.archive.read import SessionSummary
+from clawback.core.archive.sessions import SessionSummary
 from clawback.core.chat.events import (
     ApiRetrying,
     ChatEvent,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from clawback.core.archive.read import Message
+from clawback.core.archive.sessions import Message
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content

@@ -22,10 +22,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.masking import mask_secrets
-from clawback.core.archive.query import build_match, score_from_rank
-from clawback.core.archive.recall import Fact as RecallFact
-from clawback.core.archive.recall import FactsProvider
+from clawback.core.chat.recall import Fact as RecallFact
+from clawback.core.chat.recall import FactsProvider
 from clawback.core.db import write_transaction
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.memory.facts.rules import (
@@ -43,6 +41,8 @@ from clawback.core.memory.facts.rules import (
     recall_words,
     tokenize,
 )
+from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import now_ts
 
 __all__ = [

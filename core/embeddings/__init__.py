@@ -1,0 +1,38 @@
+"""Local embeddings for semantic and hybrid search: embedder, vector store, worker, fusion.
+
+``chunks``, ``coverage`` and ``fusion`` are pure Python and are what keyword search imports; the
+rest needs numpy (and the embedder onnxruntime), installed by ``pip install
+'clawback[embeddings]'``, and is imported only when a home has vectors or a person asks to
+embed. See docs/embeddings.md.
+
+One process-wide default is set here, before numpy can be imported: BLAS runs one thread. A
+nearest-neighbour search is one matrix-vector product, bound by memory, and a second BLAS thread
+only fights the app's own threads: over 87,000 vectors on the shared 2-core machine the product
+took 76 ms with two threads and 30 ms with one. A value the person set is kept.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy comes with these; only homes with vectors import them
+    from clawback.core.config import EmbeddingsConfig
+    from clawback.core.embeddings.semantic import DeferredIndex
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
+
+def deferred_nearest(vectors: Path, settings: EmbeddingsConfig) -> DeferredIndex | None:
+    """The vector side of search and recall for a long-lived process (the app, the chat engine,
+    the MCP server), or ``None``: embeddings off, the extra not installed, or nothing embedded
+    yet. The model loads on the first query, so the process starts as fast as without it."""
+    if settings.model.strip().lower() == "none" or not vectors.exists():
+        return None
+    try:
+        from clawback.core.embeddings.semantic import DeferredIndex
+    except ImportError:  # the embeddings extra is optional: search stays keyword-only
+        return None
+    return DeferredIndex(settings.model, vectors, threads=settings.threads)

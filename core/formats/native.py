@@ -1,0 +1,253 @@
+"""clawback's own transcript format ("native"): the line builders and the parser.
+
+The chat engine appends one JSON object per line to ``<session id>.jsonl``; the format is
+specified in ``docs/native-format.md``. The builders below are the only code that shapes those
+lines, so the writer and :func:`parse_line` cannot drift apart. Builders are pure: they return a
+dict and never write, serialise or read the clock (callers pass timestamps, so tests are exact).
+
+``parse_line`` is a pure function of one decoded line and never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from clawback.core.errors import SessionKeyError
+from clawback.core.formats.dispatch import dispatch
+from clawback.core.formats.session_keys import parse_session_key
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
+
+FORMAT = "clawback"
+VERSION = 1
+ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
+
+
+# --- builders -------------------------------------------------------------------------------
+
+
+def session_header(
+    session_id: str,
+    key: str,
+    created: str,
+    parent: str | None = None,
+    label: str | None = None,
+    cwd: str | None = None,
+) -> dict[str, Any]:
+    """The first line of every native transcript; ``format`` tells it apart from pi's header."""
+    line: dict[str, Any] = {
+        "type": "session",
+        "format": FORMAT,
+        "version": VERSION,
+        "id": session_id,
+        "key": key,
+        "created": created,
+        "parent": parent,
+    }
+    if label is not None:
+        line["label"] = label
+    if cwd is not None:
+        line["cwd"] = cwd
+    return line
+
+
+def message_event(
+    message_id: str,
+    role: str,
+    content: str,
+    timestamp: str,
+    model: str | None = None,
+    usage: Mapping[str, Any] | None = None,
+    partial: bool = False,
+) -> dict[str, Any]:
+    """One message. ``partial`` marks a reply cut short (cancelled or killed mid-stream)."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    line: dict[str, Any] = {
+        "type": "message",
+        "id": message_id,
+        "role": role,
+        "content": content,
+        "timestamp": timestamp,
+    }
+    if model is not None:
+        line["model"] = model
+    if usage is not None:
+        line["usage"] = dict(usage)
+    if partial:
+        line["partial"] = True
+    return line
+
+
+def compaction_event(
+    event_id: str,
+    timestamp: str,
+    summary: str,
+    first_kept_id: str | None,
+    tokens_before: int | None,
+    tokens_after: int | None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """A compaction: ``summary`` replaces every message before ``first_kept_id``."""
+    line: dict[str, Any] = {
+        "type": "compaction",
+        "id": event_id,
+        "timestamp": timestamp,
+        "summary": summary,
+        "first_kept_id": first_kept_id,
+        "tokens_before": tokens_before,
+        "tokens_after": tokens_after,
+    }
+    if model is not None:
+        line["model"] = model
+    return line
+
+
+def tool_call_event(
+    call_id: str, name: str, arguments: Mapping[str, Any], timestamp: str
+) -> dict[str, Any]:
+    """A tool the model called during a reply (clawback's memory tools): shown, not replayed."""
+    return {
+        "type": "tool_call",
+        "id": call_id,
+        "name": name,
+        "input": dict(arguments),
+        "timestamp": timestamp,
+    }
+
+
+def tool_call_summary(name: str, arguments: Mapping[str, Any]) -> str:
+    """``memory_search: sqlite wal``: the tool's short name and what it was asked."""
+    short = name.split("__")[-1] if name.startswith("mcp__") else name
+    for key in ("query", "ref"):
+        if isinstance(arguments.get(key), str):
+            return f"{short}: {arguments[key]}"
+    first = next((v for v in arguments.values() if isinstance(v, str)), None)
+    return f"{short}: {first}" if first else short
+
+
+def label_event(label: str | None, timestamp: str) -> dict[str, Any]:
+    """A label set (or cleared, with ``None``) after the session began; the last one wins."""
+    return {"type": "label", "label": label, "timestamp": timestamp}
+
+
+# --- parser ---------------------------------------------------------------------------------
+
+
+def is_native_header(obj: Any) -> bool:
+    """True for the first line of a native transcript (and nothing else)."""
+    return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("format") == FORMAT
+
+
+def parse_line(obj: Any) -> ParsedLine:
+    """Turn one decoded native line into entries and meta; never raises."""
+    return dispatch(obj, _HANDLERS)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _header(obj: dict[str, Any]) -> ParsedLine:
+    if obj.get("format") != FORMAT:
+        return ParsedLine(unknown="session header without the clawback format marker")
+    key = _str(obj.get("key"))
+    channel = None
+    if key:
+        try:
+            channel = parse_session_key(key).channel
+        except SessionKeyError:
+            channel = None
+    meta = SessionMeta(
+        session_id=_str(obj.get("id")),
+        key=key,
+        created=_str(obj.get("created")),
+        parent_id=_str(obj.get("parent")),
+        label=_str(obj.get("label")),
+        cwd=_str(obj.get("cwd")),
+        channel=channel,
+    )
+    return ParsedLine(meta=meta)
+
+
+def _message(obj: dict[str, Any]) -> ParsedLine:
+    raw_role = obj.get("role")
+    role = ROLES.get(raw_role) if isinstance(raw_role, str) else None
+    content = obj.get("content")
+    if role is None or not isinstance(content, str):
+        return ParsedLine(unknown="message without a known role and text content")
+    if not content.strip():
+        return ParsedLine()
+    entry = Entry(
+        role=role,
+        kind=Kind.TEXT,
+        text=content,
+        timestamp=_str(obj.get("timestamp")),
+        uuid=_str(obj.get("id")),
+        conversational=role is not Role.SYSTEM,
+        model=_str(obj.get("model")),
+        partial=obj.get("partial") is True,
+    )
+    return ParsedLine(entries=[entry])
+
+
+def _compaction(obj: dict[str, Any]) -> ParsedLine:
+    summary = obj.get("summary")
+    if not isinstance(summary, str):
+        return ParsedLine(unknown="compaction without a summary")
+    entry = Entry(
+        role=Role.SYSTEM,
+        kind=Kind.COMPACTION,
+        text=summary or "Conversation compacted",
+        timestamp=_str(obj.get("timestamp")),
+        uuid=_str(obj.get("id")),
+        conversational=True,
+        model=_str(obj.get("model")),
+    )
+    return ParsedLine(entries=[entry])
+
+
+def _tool_call(obj: dict[str, Any]) -> ParsedLine:
+    name, arguments = obj.get("name"), obj.get("input")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return ParsedLine(unknown="tool call without a name and an input object")
+    entry = Entry(
+        role=Role.ASSISTANT,
+        kind=Kind.TOOL_USE,
+        text=json.dumps(arguments, ensure_ascii=False),
+        timestamp=_str(obj.get("timestamp")),
+        uuid=_str(obj.get("id")),
+        conversational=True,
+        display=tool_call_summary(name, arguments),
+    )
+    return ParsedLine(entries=[entry])
+
+
+def _label(obj: dict[str, Any]) -> ParsedLine:
+    label = obj.get("label")
+    if label is not None and not isinstance(label, str):
+        return ParsedLine(unknown="label event whose label is not text")
+    # A cleared label (null) cannot be told apart from "this line does not say" in SessionMeta,
+    # so it is reported as an empty string.
+    meta = SessionMeta(label=label if label is not None else "")
+    if not label or not label.strip():
+        return ParsedLine(meta=meta)
+    # Labels are searchable like any other text, so a person finds a session by its name.
+    ts = obj.get("timestamp")
+    entry = Entry(
+        role=Role.SYSTEM,
+        kind=Kind.SUMMARY,
+        text=label,
+        timestamp=ts if isinstance(ts, str) else None,
+    )
+    return ParsedLine(entries=[entry], meta=meta)
+
+
+_HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
+    "session": _header,
+    "message": _message,
+    "compaction": _compaction,
+    "label": _label,
+    "tool_call": _tool_call,
+}

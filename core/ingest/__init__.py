@@ -1,0 +1,2 @@
+"""Files to rows: the ingestor, source roots, the file reader, batches, the parse worker,
+problems and health."""

@@ -1,0 +1,166 @@
+"""One file's chunks written into the index, each with the offset after its lines.
+
+:class:`FileBatch` is the writing half of ingesting a file (:mod:`clawback.core.ingest.file_reader`
+is the reading half). :meth:`FileBatch.commit` writes a chunk's entries, conversations, skipped
+lines and the new offset in ONE transaction; that single rule is what makes ingestion
+crash-safe. It never reads the file's lines itself: the ingestor feeds it chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from clawback.core.archive.catalog import refresh_session
+from clawback.core.archive.conversations import ConversationTracker
+from clawback.core.db import write_transaction
+from clawback.core.ingest.file_reader import ROW_COLUMNS, Chunk, WorkItem, merge_meta
+from clawback.core.records import SessionMeta, Source
+from clawback.core.timeutil import normalize_ts
+
+_INSERT_ENTRIES = (
+    f"INSERT INTO entries ({', '.join(ROW_COLUMNS)}, file_id, session_id, conversation_id)"
+    f" VALUES ({', '.join('?' * (len(ROW_COLUMNS) + 3))})"
+)
+
+
+@dataclass
+class FileState:
+    id: int
+    source: str
+    file_key: str
+    path: str
+    session_id: str | None
+    status: str
+    size: int
+    mtime: float
+    offset: int
+    last_line: int
+    prefix_hash: str | None
+    missing: int
+    tail_bytes: int = 0  # an unfinished last line left unread
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> FileState:
+        return cls(**{k: row[k] for k in cls.__dataclass_fields__})
+
+
+class FileBatch:
+    """Writes one file's chunks, in order, each in one transaction with its offset."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        item: WorkItem,
+        state: FileState,
+        *,
+        gap_minutes: int,
+        seal: Callable[[str], str] = str,
+        store_meta: Callable[[Path], SessionMeta | None],
+    ) -> None:
+        self.db = db
+        self.seal = seal  # a session's title, folder and names, sealed as they are saved
+        self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
+        self.item = item
+        self.state = state
+        self.total_entries = 0
+        self.total_skipped = 0
+        self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
+
+    def _rows(self, chunk: Chunk, file_id: int) -> Iterator[tuple[Any, ...]]:
+        """The chunk's rows with what only the index knows: file, session, conversation."""
+        place = self.conversations.place
+        session_id = chunk.session_id
+        for line, ts, moment, other, counts, rows in chunk.lines:
+            if other is None:
+                tail = (file_id, session_id, place(line, ts, moment, counts))
+            elif other:
+                tail = (file_id, other, place(line, ts, moment, counts, other))
+            else:  # a summary whose session is not known yet: no session, no conversation
+                tail = (file_id, None, None)
+            for row in rows:
+                yield row + tail
+
+    def commit(self, chunk: Chunk) -> None:
+        item, state = self.item, self.state
+        session_id = chunk.session_id
+        if item.source is Source.OPENCLAW and chunk.final:
+            stored = self.store_meta(item.path)
+            if stored:
+                merge_meta(chunk.meta, stored)
+        with write_transaction(self.db) as conn:
+            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
+            self.conversations.begin(conn, session_id)
+            before = conn.total_changes
+            conn.executemany(_INSERT_ENTRIES, self._rows(chunk, state.id))
+            inserted = conn.total_changes - before
+            if inserted:
+                conn.execute(
+                    """INSERT INTO entries_fts (rowid, text, cjk)
+                       SELECT id, text, cjk FROM entries WHERE id > ?""",
+                    (first_id,),
+                )
+            self.conversations.flush(conn)
+            if chunk.leaf_titles:
+                conn.executemany(
+                    """INSERT OR REPLACE INTO leaf_titles (leaf_uuid, title, file_id, line)
+                       VALUES (?, ?, ?, ?)""",
+                    [(leaf, title, state.id, line) for leaf, title, line in chunk.leaf_titles],
+                )
+            if chunk.skipped:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
+                    [(state.id, line, reason) for line, reason in chunk.skipped],
+                )
+            state.offset, state.last_line = chunk.end_offset, chunk.end_line
+            state.prefix_hash = chunk.prefix_hash
+            # A file holding only other sessions' summaries (or nothing) is no session itself.
+            owner = session_id if chunk.owns_entries else None
+            conn.execute(
+                """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
+                   skipped_lines = skipped_lines + ?, session_id = ?, new_entries = 1,
+                   last_ts = coalesce(?, last_ts) WHERE id = ?""",
+                (state.offset, state.last_line, state.prefix_hash, len(chunk.skipped),
+                 owner, chunk.last_ts, state.id),
+            )  # fmt: skip
+            if chunk.final:
+                conn.execute(
+                    """UPDATE files SET status = 'idle', size = ?, mtime = ?, tail_bytes = ?
+                       WHERE id = ?""",
+                    (item.size, item.mtime, chunk.torn, state.id),
+                )
+                if owner:
+                    self._save_session(conn, owner, chunk.meta)
+                for other, meta in chunk.others.items():
+                    self._save_session(conn, other, meta)
+        self.total_entries += inserted
+        self.total_skipped += len(chunk.skipped)
+
+    def _save_session(self, conn: Any, session_id: str, meta: SessionMeta) -> None:
+        seal = self.seal
+        key, title, custom, label, cwd, parent_id, channel = (
+            None if value is None else seal(value)
+            for value in (meta.key, meta.title, meta.custom_title, meta.label, meta.cwd,
+                          meta.parent_id, meta.channel)
+        )  # fmt: skip
+        conn.execute(
+            """INSERT INTO sessions (id, source, key, source_title, custom_title, label, cwd,
+                   parent_id, channel, started_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET
+                   key = coalesce(excluded.key, key),
+                   source_title = coalesce(excluded.source_title, source_title),
+                   custom_title = coalesce(excluded.custom_title, custom_title),
+                   label = CASE WHEN excluded.label IS NULL THEN label
+                                WHEN excluded.label = '' THEN NULL ELSE excluded.label END,
+                   cwd = coalesce(cwd, excluded.cwd),
+                   parent_id = coalesce(parent_id, excluded.parent_id),
+                   channel = coalesce(excluded.channel, channel),
+                   started_at = coalesce(started_at, excluded.started_at)""",
+            (session_id, self.item.source.value, key, title, custom, label, cwd, parent_id,
+             channel, normalize_ts(meta.created)),
+        )  # fmt: skip
+        refresh_session(conn, session_id)

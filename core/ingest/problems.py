@@ -1,0 +1,50 @@
+"""Files that ingestion could not read, kept in the index so ``health`` can name them.
+
+A scan finds files it will not read (an unknown format, no permission, a symlink loop, a name
+that is not UTF-8, a link out of the workspace) and files can fail while being read. Each is
+one row ``(path, reason)`` in ``skipped_files``; a later scan of the same folder or file
+replaces its rows, so a file that was fixed stops being named. Paths arrive sealed (masked).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from clawback.core.ingest.file_reader import WorkItem
+from clawback.core.ingest.sources import SourceRoot
+from clawback.core.timeutil import now_ts
+
+
+def record_skipped_files(
+    conn: Any,
+    roots: Iterable[SourceRoot],
+    work: Sequence[WorkItem],
+    skipped: Sequence[tuple[str, str]],
+    seal: Callable[[str], str],
+) -> None:
+    """Replace the rows of everything this scan looked at with what it skipped now."""
+    paths = [seal(str(item.path)) for item in work]
+    for root in roots:
+        if root.only:
+            paths += [seal(str(path)) for path in root.only]
+        else:
+            prefix = seal(str(root.root)).rstrip(os.sep) + os.sep
+            conn.execute(
+                "DELETE FROM skipped_files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+            )
+    conn.executemany("DELETE FROM skipped_files WHERE path = ?", [(p,) for p in paths])
+    stamp = now_ts()
+    conn.executemany(
+        "INSERT OR REPLACE INTO skipped_files (path, reason, seen_at) VALUES (?, ?, ?)",
+        [(path, reason, stamp) for path, reason in skipped],
+    )
+
+
+def skipped_files(db: Any) -> list[dict[str, str]]:
+    """Every file the index knows it could not read, and why."""
+    return [
+        {"path": path, "reason": reason}
+        for path, reason in db.execute("SELECT path, reason FROM skipped_files ORDER BY path")
+    ]

@@ -1,0 +1,1 @@
+"""Query to ranked hits: query parsing, prefixes, keyword/semantic/hybrid search, fusion."""

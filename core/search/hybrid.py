@@ -1,0 +1,72 @@
+"""The vector side of hybrid search, in SQL terms: which neighbours may be shown, and recency.
+
+Search asks a ``NearestChunks`` for the chunks nearest a query; this module keeps those that
+pass the person's filters and whose text is still the text that was embedded (an index row id
+can be reused for other text after a re-ingest), and applies the optional recency boost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from clawback.core.db import Queryable
+from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.search.fusion import Fused, recency_factor
+
+
+def admit(
+    db: Queryable,
+    found: Sequence[tuple[int, int, float]],
+    clauses: list[str],
+    params: list[Any],
+) -> list[tuple[int, float]]:
+    """``(entry id, similarity)`` of the neighbours that pass the filters' SQL ``clauses`` and
+    whose text is still what was embedded, nearest first. Facts (negative ids) are not hits."""
+    wanted = {chunk: (digest, similarity) for chunk, digest, similarity in found if chunk > 0}
+    if not wanted:
+        return []
+    ids = list(wanted)
+    sql = (
+        "SELECT e.id, e.role, e.kind, f.source, e.text FROM entries e"
+        " JOIN files f ON f.id = e.file_id LEFT JOIN sessions s ON s.id = e.session_id"
+        f" WHERE e.id IN ({', '.join('?' * len(ids))})"
+        + "".join(f" AND {clause}" for clause in clauses)
+    )
+    valid = {
+        entry_id
+        for entry_id, role, kind, source, text in db.execute(sql, [*ids, *params])
+        if text_hash(embed_text(role, kind, source, text)) == wanted[entry_id][0]
+    }
+    return [(chunk, wanted[chunk][1]) for chunk in ids if chunk in valid]
+
+
+def boost_recent(db: Queryable, fused: list[Fused]) -> list[Fused]:
+    """Scores times ``1 + 0.25 * 2^(-age / 90 days)``; undated hits (memory files) unchanged."""
+    if not fused:
+        return fused
+    ids = [item.id for item in fused]
+    stamps = dict(
+        db.execute(
+            f"SELECT id, ts FROM entries WHERE id IN ({', '.join('?' * len(ids))})", ids
+        ).fetchall()
+    )
+    now = datetime.now(UTC)
+    boosted = []
+    for item in fused:
+        age = _age_days(stamps.get(item.id), now)
+        boosted.append(replace(item, score=item.score * recency_factor(age)))
+    order = {item.id: index for index, item in enumerate(fused)}
+    boosted.sort(key=lambda item: (-item.score, order[item.id]))
+    return boosted
+
+
+def _age_days(ts: str | None, now: datetime) -> float | None:
+    if not ts:
+        return None
+    try:
+        return (now - datetime.fromisoformat(ts.replace("Z", "+00:00"))).total_seconds() / 86400
+    except (ValueError, OverflowError):
+        return None

@@ -1,0 +1,119 @@
+"""Crash safety and concurrency with real processes: kill -9 mid-ingest, two ingests at once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from corpus import generate
+
+from tests.cli_runner import CLAWBACK
+
+pytestmark = pytest.mark.slow
+
+ENTRY_QUERY = """SELECT f.file_key, e.line, e.block, e.piece, e.kind, e.text, e.session_id,
+                        e.conversation_id IS NOT NULL
+                 FROM entries e JOIN files f ON f.id = e.file_id
+                 ORDER BY f.file_key, e.line, e.block, e.piece"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus") / "projects"
+    generate(root, sessions=12, messages=60, seed=3)
+    generate(root, sessions=1, messages=6000, seed=11)  # one big file: several batches
+    return root
+
+
+def start_ingest(home: Path, root: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "CLAWBACK_HOME": str(home)}
+    return subprocess.Popen(
+        [CLAWBACK, "ingest", str(root), "--source", "claude-code", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def snapshot(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], int]:
+    conn = sqlite3.connect(home / "clawback.db")
+    try:
+        entries = conn.execute(ENTRY_QUERY).fetchall()
+        sessions = conn.execute(
+            "SELECT id, message_count, entry_count FROM sessions ORDER BY id"
+        ).fetchall()
+        fts = conn.execute(
+            "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'the'"
+        ).fetchone()[0]
+    finally:
+        conn.close()
+    return entries, sessions, fts
+
+
+def entries_so_far(home: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{home / 'clawback.db'}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def clean(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    home = tmp_path_factory.mktemp("clean")
+    proc = start_ingest(home, corpus)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    return snapshot(home)
+
+
+def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
+    corpus: Path,
+    clean,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    home = tmp_path / "home"
+    kills = 0
+    for threshold in (1, 4000, 12000, 30000):
+        proc = start_ingest(home, corpus)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if entries_so_far(home) >= threshold:
+                os.kill(proc.pid, signal.SIGKILL)
+                kills += 1
+                break
+            time.sleep(0.005)
+        proc.wait(timeout=60)
+    assert kills >= 2, "ingestion finished before it could be killed; grow the corpus"
+    proc = start_ingest(home, corpus)
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert snapshot(home) == clean
+
+
+def test_two_ingests_at_once_neither_corrupt_nor_duplicate(
+    corpus: Path,
+    clean,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    home = tmp_path / "home"
+    first, second = start_ingest(home, corpus), start_ingest(home, corpus)
+    for proc in (first, second):
+        _, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+    assert snapshot(home) == clean
+    conn = sqlite3.connect(home / "clawback.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()

@@ -1,0 +1,53 @@
+"""memory_search's ``mode``: hybrid by default when there is a vector side, labelled hits, a
+clear error for a bad mode, and a keyword fallback that says why."""
+
+from __future__ import annotations
+
+import pytest
+from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.errors import ClawbackError
+from clawback.core.home import Home
+from clawback.core.mcp.tools import MemoryTools, ToolInputError
+
+
+class Nearest:
+    """Every text turn of the demo archive, equally near."""
+
+    def __init__(self, home: Home) -> None:
+        self.rows = home.db.execute(
+            "SELECT e.id, e.role, e.kind, f.source, e.text FROM entries e"
+            " JOIN files f ON f.id = e.file_id WHERE e.kind = 'text' ORDER BY e.id"
+        ).fetchall()
+
+    def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+        return [(r[0], text_hash(embed_text(*r[1:])), 0.5) for r in self.rows[:limit]]
+
+
+def test_default_is_hybrid_with_a_vector_side_and_hits_say_who_found_them(demo_app: Home) -> None:
+    tools = MemoryTools(demo_app.db, Nearest(demo_app))
+    hits = tools.search("sqlite", max_results=20)["results"]
+    assert {h["found_by"] for h in hits} >= {"both", "semantic"}
+    keyword = MemoryTools(demo_app.db).search("sqlite", max_results=20)["results"]
+    assert {h["found_by"] for h in keyword} == {"keyword"}
+
+
+def test_semantic_mode_answers_a_query_no_word_matches(demo_app: Home) -> None:
+    tools = MemoryTools(demo_app.db, Nearest(demo_app))
+    assert tools.search("zzqx", mode="keyword")["results"] == []
+    hits = tools.search("zzqx", mode="semantic")["results"]
+    assert hits and {h["found_by"] for h in hits} == {"semantic"}
+
+
+def test_a_bad_mode_is_one_sentence(demo_app: Home) -> None:
+    with pytest.raises(ToolInputError, match="mode"):
+        MemoryTools(demo_app.db).search("sqlite", mode="fuzzy")
+
+
+def test_a_vector_side_that_cannot_answer_falls_back_and_says_why(demo_app: Home) -> None:
+    class Broken:
+        def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+            raise ClawbackError("nothing is embedded yet (run `clawback embed`)")
+
+    answer = MemoryTools(demo_app.db, Broken()).search("sqlite")
+    assert answer["results"] and {h["found_by"] for h in answer["results"]} == {"keyword"}
+    assert answer["note"].startswith("nothing is embedded yet")

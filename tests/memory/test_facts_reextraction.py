@@ -1,0 +1,38 @@
+"""A hand edit outlives the archive being rebuilt: ``clawback reindex`` re-opens every
+conversation, the librarian extracts from it again, and the corrected fact must still stand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clawback.core.home import Home
+from clawback.core.memory.facts import FactStore
+
+from tests.fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
+
+from .test_librarian import PAYLOAD, conversation, statuses
+
+
+async def test_an_edited_fact_survives_reindex_and_extraction_again(
+    app: Home, cc_root: Path, fake_claude: FakeClaude
+) -> None:
+    conversation(cc_root / "proj" / "long.jsonl", "long", 3)
+    app.ingest_all()
+    fake_claude.structured(PAYLOAD)
+    await app.librarian(fake_claude.runner()).process()
+    store = FactStore(app.db)
+    (port,) = [f for f in store.list() if f.type == "config"]
+    assert port.content == "Billing listens on port 5432" and port.message_id == "long-a1"
+    store.edit(port.id, "Billing listens on port 6432")
+    before = {(f.id, f.content) for f in store.list(include_superseded=True)}
+
+    app.reindex()
+    assert statuses(app) == {"long": "ready"}  # extraction will run again...
+    report = await app.librarian(fake_claude.runner()).process()
+    assert statuses(app) == {"long": "archived"} and len(fake_claude.calls()) == 2
+    (outcome,) = report.conversations
+    assert outcome.counts()["supersede"] == 0 and outcome.counts()["add"] == 0
+
+    kept = store.get(port.id)  # ...and the correction stands
+    assert kept.active and kept.edited and kept.content == "Billing listens on port 6432"
+    assert {(f.id, f.content) for f in store.list(include_superseded=True)} == before

@@ -1,0 +1,67 @@
+"""Fusion: hand-checked scores, exact matches kept, a recency boost that never punishes age."""
+
+from __future__ import annotations
+
+import pytest
+from clawback.core.search.fusion import (
+    Fused,
+    fuse_rrf,
+    fuse_weighted,
+    keep_exact,
+    min_max,
+    recency_factor,
+)
+
+
+def test_min_max_maps_each_list_onto_zero_to_one() -> None:
+    assert min_max([(1, 0.9), (2, 0.5), (3, 0.1)]) == pytest.approx({1: 1.0, 2: 0.5, 3: 0.0})
+    assert min_max([(7, 0.3), (8, 0.3)]) == {7: 1.0, 8: 1.0}
+    assert min_max([]) == {}
+
+
+def test_weighted_fusion_scores_by_hand() -> None:
+    keyword = [(1, 0.8), (2, 0.6), (3, 0.4)]  # normalised: 1.0, 0.5, 0.0
+    vector = [(3, 0.9), (4, 0.7), (1, 0.5)]  # normalised: 1.0, 0.5, 0.0
+    fused = fuse_weighted(keyword, vector, vector_weight=0.4)
+    scores = {f.id: f.score for f in fused}
+    assert scores == pytest.approx({1: 0.6, 2: 0.3, 3: 0.4, 4: 0.2})
+    assert [f.id for f in fused] == [1, 3, 2, 4]
+    assert [f.found_by for f in fused] == ["both", "both", "keyword", "semantic"]
+    assert fused[0].keyword == 0.8 and fused[0].vector == 0.5
+
+
+def test_ties_keep_keyword_order() -> None:
+    fused = fuse_weighted([(5, 1.0), (6, 1.0)], [], vector_weight=0.4)
+    assert [f.id for f in fused] == [5, 6]
+
+
+def test_rrf_by_hand() -> None:
+    fused = fuse_rrf([(1, 9.0), (2, 8.0)], [(2, 0.9), (3, 0.8)], k=60)
+    scores = {f.id: f.score for f in fused}
+    assert scores == pytest.approx({1: 1 / 61, 2: 1 / 62 + 1 / 61, 3: 1 / 62})
+    assert [f.id for f in fused] == [2, 1, 3]
+
+
+def test_keep_exact_pulls_the_best_keyword_hits_onto_the_page() -> None:
+    keyword = [(100, 0.1)]
+    fused = [Fused(i, 1.0 - i / 100, vector=0.9) for i in range(1, 6)] + [
+        Fused(100, 0.01, keyword=0.1)
+    ]
+    kept = keep_exact(fused, keyword, page=3, keep=1)
+    assert [f.id for f in kept[:3]] == [1, 2, 100]
+    assert [f.id for f in kept[3:]] == [3, 4, 5]
+    assert sorted(f.id for f in kept) == sorted(f.id for f in fused)
+
+
+def test_keep_exact_leaves_a_page_that_already_holds_them() -> None:
+    fused = fuse_weighted([(1, 0.9), (2, 0.1)], [(3, 0.9)])
+    assert keep_exact(fused, [(1, 0.9), (2, 0.1)], page=10) == fused
+
+
+def test_recency_boost_is_gentle_and_never_below_one() -> None:
+    assert recency_factor(0) == pytest.approx(1.25)
+    assert recency_factor(90) == pytest.approx(1.125)
+    assert recency_factor(10_000) == pytest.approx(1.0, abs=1e-9)
+    assert recency_factor(10_000) >= 1.0
+    assert recency_factor(None) == 1.0
+    assert recency_factor(-5) == pytest.approx(1.25)

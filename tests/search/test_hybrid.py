@@ -1,0 +1,143 @@
+"""Search modes: hybrid fuses both sides, says who found what, keeps exact matches, honours
+filters, drops stale vectors and falls back to keywords with one note."""
+
+from __future__ import annotations
+
+import pytest
+import sqlite_utils
+from clawback.core.db import connect, write_transaction
+from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.search.engine import SearchFilters, search
+
+TEXTS = [
+    ("user", "2026-01-01T10:00:00.000Z", "we should drop the cache layer entirely"),
+    ("assistant", "2026-01-02T10:00:00.000Z", "removed the caching tier as you asked"),
+    ("user", "2026-01-03T10:00:00.000Z", "what about the weather in Lisbon"),
+    ("assistant", "2026-01-04T10:00:00.000Z", "the cache layer is gone, tests pass"),
+]
+
+
+@pytest.fixture
+def db() -> sqlite_utils.Database:
+    database = connect(None)
+    with write_transaction(database) as conn:
+        conn.execute(
+            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
+        )
+        for line, (role, ts, text) in enumerate(TEXTS, 1):
+            conn.execute(
+                "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text)"
+                " VALUES (1, ?, ?, 'text', ?, 1, ?)",
+                (line, role, ts, text),
+            )
+        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
+    return database
+
+
+class Nearest:
+    """A vector side with fixed similarities per entry id (hash taken from the live text)."""
+
+    def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
+        rows = db.execute("SELECT id, role, kind, text FROM entries").fetchall()
+        self.hashes = {i: text_hash(embed_text(r, k, "claude-code", t)) for i, r, k, t in rows}
+        self.similarity = similarity
+        self.asked: list[str] = []
+
+    def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+        self.asked.append(query)
+        ranked = sorted(self.similarity.items(), key=lambda kv: -kv[1])[:limit]
+        return [(chunk, self.hashes.get(chunk, 0), score) for chunk, score in ranked]
+
+
+def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {2: 0.9, 1: 0.7, 3: 0.1})
+    assert search(db, "removing the cache tier", mode="keyword").hits == []
+    results = search(db, "removing the cache tier", mode="hybrid", nearest=nearest)
+    assert results.mode == "hybrid"
+    assert [h.entry_id for h in results.hits] == [2, 1, 3]
+    assert {h.found_by for h in results.hits} == {"semantic"}
+    # Only the vector side found anything, so its min-max score is the whole score.
+    assert [round(h.score, 3) for h in results.hits] == [1.0, 0.75, 0.0]
+    counted = search(db, "removing the cache tier", mode="hybrid", nearest=nearest, count=True)
+    assert counted.total == 3  # no keyword match, but never fewer than shown
+
+
+def test_hybrid_scores_by_hand_and_labels_each_hit(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {2: 0.9, 4: 0.5, 1: 0.1})
+    results = search(db, "cache layer", mode="hybrid", nearest=nearest)
+    by_id = {h.entry_id: h for h in results.hits}
+    # keyword: entries 1 and 4 (BM25 of equal-ish rows); vector: 2 (1.0), 4 (0.5), 1 (0.0)
+    assert by_id[2].found_by == "semantic" and by_id[2].score == pytest.approx(0.4)
+    assert by_id[4].found_by == "both" and by_id[1].found_by == "both"
+    keyword = {h.entry_id: h.score for h in search(db, "cache layer").hits}
+    low, high = min(keyword.values()), max(keyword.values())
+    norm = {i: (s - low) / (high - low) if high > low else 1.0 for i, s in keyword.items()}
+    assert by_id[4].score == pytest.approx(0.6 * norm[4] + 0.4 * 0.5)
+    assert by_id[1].score == pytest.approx(0.6 * norm[1] + 0.4 * 0.0)
+    assert "\x02" in by_id[4].snippet  # keyword hits keep their highlighted snippet
+    assert by_id[2].to_json()["found_by"] == "semantic"
+
+
+def test_exact_matches_stay_on_the_page(db: sqlite_utils.Database) -> None:
+    # The vectors love everything but the one exact match.
+    nearest = Nearest(db, {1: 0.99, 2: 0.98, 4: 0.97, 3: -0.5})
+    results = search(db, "Lisbon", mode="hybrid", nearest=nearest, limit=2)
+    assert 3 in [h.entry_id for h in results.hits]
+
+
+@pytest.mark.parametrize("query", ['"cache layer"', "cach*", "cache -Lisbon"])
+def test_quotes_prefixes_and_exclusions_stay_exact(db: sqlite_utils.Database, query: str) -> None:
+    nearest = Nearest(db, {3: 0.99})
+    results = search(db, query, mode="hybrid", nearest=nearest)
+    assert results.mode == "keyword" and nearest.asked == []
+    assert 3 not in [h.entry_id for h in results.hits]
+
+
+def test_filters_apply_to_the_vector_side(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6})
+    hits = search(
+        db, "anything", SearchFilters(role="assistant"), mode="semantic", nearest=nearest
+    ).hits
+    assert [h.entry_id for h in hits] == [2, 4]
+    hits = search(
+        db, "anything", SearchFilters(since="2026-01-03"), mode="semantic", nearest=nearest
+    ).hits
+    assert [h.entry_id for h in hits] == [3, 4]
+
+
+def test_a_vector_for_changed_text_is_not_trusted(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {1: 0.9, 2: 0.8})
+    with write_transaction(db) as conn:
+        conn.execute("UPDATE entries SET text = 'something else now' WHERE id = 1")
+    hits = search(db, "anything", mode="semantic", nearest=nearest).hits
+    assert [h.entry_id for h in hits] == [2]
+
+
+def test_recency_boost_favours_new_without_dropping_old(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {1: 0.9, 4: 0.9})
+    plain = search(db, "x", mode="semantic", nearest=nearest).hits
+    boosted = search(db, "x", mode="semantic", nearest=nearest, recency=True).hits
+    assert [h.entry_id for h in plain] == [1, 4]  # a tie keeps the vector side's order
+    assert [h.entry_id for h in boosted] == [4, 1]
+    assert all(h.score >= 1.0 for h in boosted)
+
+
+def test_no_vector_side_means_keywords(db: sqlite_utils.Database) -> None:
+    results = search(db, "cache layer", mode="hybrid", nearest=None)
+    assert results.mode == "keyword" and results.hits
+
+
+def test_a_failing_vector_side_falls_back_with_one_note(db: sqlite_utils.Database) -> None:
+    class Broken:
+        def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+            raise ClawbackError("the model did not load")
+
+    results = search(db, "cache layer", mode="hybrid", nearest=Broken())
+    assert results.mode == "keyword" and results.hits
+    assert results.note == "the model did not load; showing keyword results"
+
+
+def test_unknown_mode_is_a_usage_error(db: sqlite_utils.Database) -> None:
+    with pytest.raises(UsageError, match="mode"):
+        search(db, "x", mode="fuzzy")
