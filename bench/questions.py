@@ -38,14 +38,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.archive.embeddings does
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.embeddings does
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.archive.embeddings.semantic import SemanticIndex
-from clawback.core.archive.recall import recall_terms, search_archive
-from clawback.core.archive.search import search
+from clawback.core.chat.recall import recall_terms, search_archive
+from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
+from clawback.core.search.engine import search
 from embeddings import check, load_pairs, needles, targets
 from shared_archive import SHARED, embed_all, open_shared
 
@@ -131,7 +131,9 @@ def recall_or(home: Home) -> Ranker:
 def mode_ranker(home: Home, index: SemanticIndex, mode: str) -> Ranker:
     def rank(query: str) -> list[int]:
         index.forget_queries()  # a cold query: its embedding is part of the time
-        return [h.entry_id for h in search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits]
+        return [
+            h.entry_id for h in search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits
+        ]
 
     return rank
 

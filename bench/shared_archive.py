@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from clawback.core.archive.embeddings.embedder import load_embedder
-from clawback.core.archive.embeddings.semantic import SemanticIndex
-from clawback.core.archive.embeddings.store import VectorStore
-from clawback.core.archive.embeddings.worker import EmbeddingWorker
-from clawback.core.archive.sources import SourceRoot
+from clawback.core.embeddings.embedder import load_embedder
+from clawback.core.embeddings.semantic import SemanticIndex
+from clawback.core.embeddings.store import VectorStore
+from clawback.core.embeddings.worker import EmbeddingWorker
 from clawback.core.home import Home
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
