@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clawback.core.home import Home
 
 
 @pytest.fixture(scope="session")
@@ -35,12 +37,9 @@ def cc_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def app(tmp_path: Path, cc_root: Path):  # type: ignore[no-untyped-def]
+def home(tmp_path: Path, cc_root: Path) -> Iterator[Home]:
     """An opened home whose configured sources point only inside ``tmp_path``."""
-    from clawback.core.home import Home
-
-    home = tmp_path / "clawback-home"
-    opened = Home.open(home)
+    opened = Home.open(tmp_path / "clawback-home")
     opened.config.sources.claude_code_path = str(cc_root)
     opened.config.sources.openclaw_path = str(tmp_path / "openclaw-agents")
     yield opened
@@ -48,14 +47,14 @@ def app(tmp_path: Path, cc_root: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from clawback.core.demo import build_demo_home
 
     return build_demo_home(tmp_path_factory.mktemp("demo"))
 
 
 @pytest.fixture
-def demo_app(demo_home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+def demo_home(demo_dir: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """A private copy of the demo home, so tests may change it."""
     import shutil
 
@@ -63,7 +62,7 @@ def demo_app(demo_home: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     from clawback.core.home import Home
 
     copy = tmp_path / "demo"
-    shutil.copytree(demo_home, copy, symlinks=True)
+    shutil.copytree(demo_dir, copy, symlinks=True)
     build_demo_home(copy)  # re-points config at the copy's sources
     opened = Home.open(copy)
     yield opened

@@ -57,9 +57,9 @@ def write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
     path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
 
 
-def entry_rows(app: Any) -> list[tuple[Any, ...]]:
+def entry_rows(home: Any) -> list[tuple[Any, ...]]:
     """Every indexed entry in a stable order, for comparing two ingests."""
-    return app.db.execute(
+    return home.db.execute(
         """SELECT f.file_key, e.line, e.block, e.piece, e.kind, e.text FROM entries e
            JOIN files f ON f.id = e.file_id ORDER BY f.file_key, e.line, e.block, e.piece"""
     ).fetchall()

@@ -21,8 +21,8 @@ def titles(sessions: list) -> list[str]:  # type: ignore[type-arg]
     return [s.title for s in sessions]
 
 
-def test_projects_lists_each_folder_with_its_count_newest_first(demo_app: Home) -> None:
-    listed = projects(demo_app.db)
+def test_projects_lists_each_folder_with_its_count_newest_first(demo_home: Home) -> None:
+    listed = projects(demo_home.db)
     assert [(p.path, p.sessions) for p in listed] == [
         ("/home/demo", 2),  # the OpenClaw agent's folder; "Weekly review" is the newest
         (WEBSITE, 1),
@@ -36,45 +36,45 @@ def test_projects_lists_each_folder_with_its_count_newest_first(demo_app: Home) 
         "name": "demo",
     }
     # The native chat has no working directory, so it is in no project.
-    assert sum(p.sessions for p in listed) == len(list_sessions(demo_app.db)) - 1
+    assert sum(p.sessions for p in listed) == len(list_sessions(demo_home.db)) - 1
 
 
-def test_project_narrows_the_list_to_exactly_that_folder(demo_app: Home) -> None:
-    assert titles(list_sessions(demo_app.db, project=CLAWBACK)) == [
+def test_project_narrows_the_list_to_exactly_that_folder(demo_home: Home) -> None:
+    assert titles(list_sessions(demo_home.db, project=CLAWBACK)) == [
         "Textual layout bug in the sidebar",
         "Choosing the search index",
     ]
     # Exact: the home folder is not a prefix match for the projects below it.
-    assert titles(list_sessions(demo_app.db, project="/home/demo")) == [
+    assert titles(list_sessions(demo_home.db, project="/home/demo")) == [
         "Weekly review",
         "Trip planning with Alice",
     ]
-    assert list_sessions(demo_app.db, project="/home/demo/projects") == []
+    assert list_sessions(demo_home.db, project="/home/demo/projects") == []
     # Combined with a source and with the filter words.
-    assert list_sessions(demo_app.db, project="/home/demo", source="claude-code") == []
-    assert titles(list_sessions(demo_app.db, project=CLAWBACK, text="search")) == [
+    assert list_sessions(demo_home.db, project="/home/demo", source="claude-code") == []
+    assert titles(list_sessions(demo_home.db, project=CLAWBACK, text="search")) == [
         "Choosing the search index"
     ]
-    assert count_sessions(demo_app.db, project=CLAWBACK) == 2
-    assert count_sessions(demo_app.db, "openclaw", "/home/demo") == 2
-    assert count_sessions(demo_app.db, "native", CLAWBACK) == 0
-    assert count_sessions(demo_app.db) == 6
+    assert count_sessions(demo_home.db, project=CLAWBACK) == 2
+    assert count_sessions(demo_home.db, "openclaw", "/home/demo") == 2
+    assert count_sessions(demo_home.db, "native", CLAWBACK) == 0
+    assert count_sessions(demo_home.db) == 6
 
 
-def test_project_terms_in_the_filter_text_match_part_of_the_folder(demo_app: Home) -> None:
+def test_project_terms_in_the_filter_text_match_part_of_the_folder(demo_home: Home) -> None:
     assert parse_session_filter("deploy project:web  pipeline") == ("deploy pipeline", ["web"])
     assert parse_session_filter("Project:a project:b") == ("", ["a", "b"])
     assert parse_session_filter("project:") == ("", [])  # half typed: no narrowing yet
     assert parse_session_filter("myproject:x") == ("myproject:x", [])
-    assert titles(list_sessions(demo_app.db, text="project:webs")) == [
+    assert titles(list_sessions(demo_home.db, text="project:webs")) == [
         "Deploy pipeline for the website"
     ]
-    assert len(list_sessions(demo_app.db, text="project:")) == 6
-    assert len(list_sessions(demo_app.db, text="project:projects")) == 3
-    assert titles(list_sessions(demo_app.db, text="project:claw layout")) == [
+    assert len(list_sessions(demo_home.db, text="project:")) == 6
+    assert len(list_sessions(demo_home.db, text="project:projects")) == 3
+    assert titles(list_sessions(demo_home.db, text="project:claw layout")) == [
         "Textual layout bug in the sidebar"
     ]
-    assert titles(list_sessions(demo_app.db, project_contains="WEBSITE")) == [
+    assert titles(list_sessions(demo_home.db, project_contains="WEBSITE")) == [
         "Deploy pipeline for the website"
     ]
 

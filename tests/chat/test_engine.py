@@ -64,16 +64,16 @@ def clock() -> Clock:
     return Clock()
 
 
-def make_engine(app: Any, clock: Clock, **extra: Any) -> ChatEngine:
+def make_engine(home: Any, clock: Clock, **extra: Any) -> ChatEngine:
     """An engine on the test home, indexing as the app does; ``extra`` for runner, hooks..."""
     return ChatEngine(
-        app.db, app.paths, app.config.chat, index=app.ingest_changed, clock=clock, **extra
+        home.db, home.paths, home.config.chat, index=home.ingest_changed, clock=clock, **extra
     )
 
 
 @pytest.fixture
-def engine(app, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:  # type: ignore[no-untyped-def]
-    return make_engine(app, clock, runner=fake_claude.runner(timeout=10.0), tz=UTC)
+def engine(home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:  # type: ignore[no-untyped-def]
+    return make_engine(home, clock, runner=fake_claude.runner(timeout=10.0), tz=UTC)
 
 
 def lines(session: ChatSession) -> list[dict[str, Any]]:
@@ -96,7 +96,7 @@ async def collect(engine: ChatEngine, text: str, **kw: Any) -> list[Any]:
 
 
 async def test_a_turn_is_stored_indexed_and_counted(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:  # type: ignore[no-untyped-def]
     fake_claude.reply("Black Krim, planted in May.").usage(
         input=100, output=20, cache_read=1000, cache_write=50
@@ -123,9 +123,9 @@ async def test_a_turn_is_stored_indexed_and_counted(
     assert reply["usage"]["cache_read_input_tokens"] == 1000 and "partial" not in reply
     assert fake_claude.last_call()["stdin"] == "which tomato did we plant?"
     # searchable and listed right away, with no separate ingest
-    (hit,) = search(app.db, "planted").hits
+    (hit,) = search(home.db, "planted").hits
     assert hit.session_id == session.id and hit.source == "native"
-    (listed,) = list_sessions(app.db, source="native")
+    (listed,) = list_sessions(home.db, source="native")
     assert listed.id == session.id and listed.message_count == 2
 
 
@@ -219,7 +219,7 @@ async def test_bare_reset_starts_a_session_without_calling_claude(
     assert engine.store.current(KEY).id == outcome.session.id  # type: ignore[union-attr]
 
 
-async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, app) -> None:  # type: ignore[no-untyped-def]
+async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, home) -> None:  # type: ignore[no-untyped-def]
     await engine.run_turn("hello", key=KEY)
     calls = len(fake_claude.calls())
     events = await collect(engine, "/label   Garden  plans ")
@@ -227,7 +227,7 @@ async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, app) -
     session = engine.store.current(KEY)
     assert session is not None and session.label == "Garden plans"
     assert len(fake_claude.calls()) == calls
-    assert list_sessions(app.db, text="garden plans")[0].id == session.id
+    assert list_sessions(home.db, text="garden plans")[0].id == session.id
 
 
 async def test_a_stale_session_is_replaced(
@@ -262,7 +262,7 @@ async def test_empty_message_is_a_usage_error(engine: ChatEngine) -> None:
 async def test_each_failure_keeps_the_user_message(
     engine: ChatEngine,
     fake_claude: FakeClaude,
-    app,
+    home,
     mode: str,
     error: type,  # type: ignore[no-untyped-def]
 ) -> None:
@@ -277,7 +277,7 @@ async def test_each_failure_keeps_the_user_message(
     assert stored[0]["role"] == "user" and stored[0]["content"] == "remember the zucchini"
     assert stored[-1]["role"] == "system" and "failed" in stored[-1]["content"]
     assert turn.outcome is not None and turn.outcome.is_error and turn.outcome.error
-    assert search(app.db, "zucchini").hits  # indexed even though the turn failed
+    assert search(home.db, "zucchini").hits  # indexed even though the turn failed
 
 
 async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
@@ -302,9 +302,9 @@ async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
     ) == 2
 
 
-async def test_claude_not_installed(app, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_claude_not_installed(home, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
-    engine = make_engine(app, clock)
+    engine = make_engine(home, clock)
     with pytest.raises(ClaudeNotFound, match="npm install"):
         await engine.run_turn("hello?", key=KEY)
     assert messages(engine.store.current(KEY))[0] == ("user", "hello?", False)  # type: ignore[arg-type]
@@ -324,9 +324,9 @@ async def test_killed_mid_stream_keeps_the_partial_reply(
     assert stored[2][0] == "system"
 
 
-async def test_timeout_keeps_everything(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+async def test_timeout_keeps_everything(home, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     fake_claude.mode("stall").reply(LONG_REPLY)
-    engine = make_engine(app, clock, runner=fake_claude.runner(timeout=1.0))
+    engine = make_engine(home, clock, runner=fake_claude.runner(timeout=1.0))
     with pytest.raises(ClaudeTimeout):
         await engine.run_turn("slowly now", key=KEY)
     stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
@@ -454,9 +454,9 @@ class RecordingHooks(ThresholdHooks):
         return None
 
 
-async def test_hooks_run_in_order(app, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+async def test_hooks_run_in_order(home, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks()
-    engine = make_engine(app, clock, runner=fake_claude.runner(), hooks=hooks)
+    engine = make_engine(home, clock, runner=fake_claude.runner(), hooks=hooks)
     fake_claude.usage(input=7, cache_read=3)
     await engine.run_turn("hello", key=KEY)
     assert [name for name, _ in hooks.calls] == ["flush", "compact", "after"]
@@ -465,10 +465,10 @@ async def test_hooks_run_in_order(app, fake_claude: FakeClaude, clock: Clock) ->
 
 
 async def test_a_compaction_hook_changes_what_is_sent(
-    app, fake_claude: FakeClaude, clock: Clock
+    home, fake_claude: FakeClaude, clock: Clock
 ) -> None:  # type: ignore[no-untyped-def]
     hooks = RecordingHooks(compact_over=10**9)
-    engine = make_engine(app, clock, runner=fake_claude.runner(), hooks=hooks)
+    engine = make_engine(home, clock, runner=fake_claude.runner(), hooks=hooks)
     hooks.engine = engine
     fake_claude.reply("ok")
     for text in ("first question", "second question", "third question"):
@@ -500,7 +500,7 @@ async def test_a_fork_starts_from_its_parent(engine: ChatEngine, fake_claude: Fa
 
 
 async def test_a_fork_of_a_claude_code_session(
-    engine: ChatEngine, fake_claude: FakeClaude, app, cc_root: Path
+    engine: ChatEngine, fake_claude: FakeClaude, home, cc_root: Path
 ) -> None:  # type: ignore[no-untyped-def]
     sid = "0b8c1f9e-1111-4222-8333-944455556666"
     write_lines(
@@ -515,13 +515,13 @@ async def test_a_fork_of_a_claude_code_session(
             ),
         ],
     )
-    app.ingest_all()
+    home.ingest_all()
     fork = engine.fork(sid)
     outcome = await engine.run_turn("and with WAL on?", session_id=fork.id)
     stdin = fake_claude.last_call()["stdin"]
     assert "how do I shrink the sqlite file?" in stdin and "Run VACUUM after deleting." in stdin
     assert outcome.session.parent_id == sid
-    parent_msgs = [m.text for m in session_messages(app.db, sid)]
+    parent_msgs = [m.text for m in session_messages(home.db, sid)]
     assert "and with WAL on?" not in parent_msgs  # the Claude Code session is untouched
 
 
@@ -529,7 +529,7 @@ async def test_a_fork_of_a_claude_code_session(
 
 
 async def test_prepare_writes_nothing_and_matches_what_is_sent(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:  # type: ignore[no-untyped-def]
     fake_claude.reply("It is Black Krim.")
     await engine.run_turn("which tomato?", key=KEY)

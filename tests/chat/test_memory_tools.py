@@ -18,9 +18,9 @@ TOOLS = "mcp__clawback__memory_search,mcp__clawback__memory_get"
 
 
 @pytest.fixture
-def engine(app, fake_claude: FakeClaude) -> ChatEngine:  # type: ignore[no-untyped-def]
+def engine(home, fake_claude: FakeClaude) -> ChatEngine:  # type: ignore[no-untyped-def]
     return ChatEngine(
-        app.db, app.paths, app.config.chat, index=app.ingest_changed,
+        home.db, home.paths, home.config.chat, index=home.ingest_changed,
         runner=fake_claude.runner(), tz=UTC,
     )  # fmt: skip
 
@@ -30,7 +30,7 @@ def _value(argv: list[str], flag: str) -> str:
 
 
 async def test_a_turn_passes_the_memory_server_and_allows_its_two_tools(
-    app, engine: ChatEngine, fake_claude: FakeClaude
+    home, engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:  # type: ignore[no-untyped-def]
     outcome = await engine.run_turn("what did we decide about the index?")
     assert not outcome.is_error
@@ -39,15 +39,15 @@ async def test_a_turn_passes_the_memory_server_and_allows_its_two_tools(
     assert "--strict-mcp-config" in argv
     assert _value(argv, "--allowedTools") == TOOLS
     config = Path(_value(argv, "--mcp-config"))
-    assert config.parent == app.paths.home / "mcp"
-    assert json.loads(config.read_text()) == config_block(app.paths.home)
+    assert config.parent == home.paths.home / "mcp"
+    assert json.loads(config.read_text()) == config_block(home.paths.home)
     assert MEMORY_TOOLS_LINE in _value(argv, "--system-prompt")
 
 
 async def test_memory_tools_off_passes_no_mcp_flags_and_says_so(
-    app, engine: ChatEngine, fake_claude: FakeClaude
+    home, engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:  # type: ignore[no-untyped-def]
-    app.config.chat.memory_tools = False
+    home.config.chat.memory_tools = False
     await engine.run_turn("hello")
     argv = fake_claude.last_call()["argv"]
     assert not {"--mcp-config", "--strict-mcp-config", "--allowedTools"} & set(argv)
@@ -55,11 +55,11 @@ async def test_memory_tools_off_passes_no_mcp_flags_and_says_so(
 
 
 def test_a_dry_run_shows_the_mcp_config_and_flags_and_writes_nothing(
-    app, engine: ChatEngine
+    home, engine: ChatEngine
 ) -> None:  # type: ignore[no-untyped-def]
     prepared = engine.prepare("hello")
     assert _value(prepared.argv, "--allowedTools") == TOOLS
-    assert not (app.paths.home / "mcp").exists()
+    assert not (home.paths.home / "mcp").exists()
     shown = prepared.render()
     assert "=== MCP config (--mcp-config) ===" in shown and "--strict-mcp-config" in shown
-    assert prepared.to_json()["mcp_config"] == config_block(app.paths.home)
+    assert prepared.to_json()["mcp_config"] == config_block(home.paths.home)

@@ -108,7 +108,7 @@ def test_strip_recalled() -> None:
 # ------------------------------------------------------------------------------ against an index
 
 
-def _archive(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def _archive(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
     sid = "11111111-2222-4333-8444-555555555555"
     write_lines(
         cc_root / "proj" / f"{sid}.jsonl",
@@ -118,18 +118,18 @@ def _archive(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
             cc_user(sid, "u2", "The pelican logo needs a darker blue."),
         ],
     )
-    native = Transcript(app.paths.sessions / "n-1.jsonl")
+    native = Transcript(home.paths.sessions / "n-1.jsonl")
     native.create(session_header("n-1", "local:alice", "2026-11-20T10:00:00.000Z"))
     old_block = build_recall_block("q", [], [hit(9, 0.5, "tomatoes from an old block")], 500).text
     native.append(
         [message_event("m1", "user", f"tomatoes again\n{old_block}", "2026-11-20T10:00:01.000Z")]
     )
-    app.ingest_all()
+    home.ingest_all()
 
 
-def test_recall_finds_past_fragments_with_time_role_and_session(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
-    _archive(app, cc_root)
-    block = recall(app.db, ["which tomatoes did we pick?"], cap=2000)
+def test_recall_finds_past_fragments_with_time_role_and_session(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
+    block = recall(home.db, ["which tomatoes did we pick?"], cap=2000)
     texts = [h.text for h in block.details]
     assert any("Black Krim tomatoes" in t for t in texts)
     assert all("pelican" not in t for t in texts)
@@ -139,39 +139,39 @@ def test_recall_finds_past_fragments_with_time_role_and_session(app, cc_root: Pa
     assert "old block" not in block.text and "<recalled-context" not in "".join(texts)
 
 
-def test_recall_matches_any_word(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
-    _archive(app, cc_root)
-    block = recall(app.db, ["tomatoes", "and a pelican logo"], cap=2000)
+def test_recall_matches_any_word(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
+    block = recall(home.db, ["tomatoes", "and a pelican logo"], cap=2000)
     texts = " ".join(h.text for h in block.details)
     assert "pelican" in texts and "Black Krim" in texts
 
 
-def test_recall_excludes_what_the_context_already_holds(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
-    _archive(app, cc_root)
+def test_recall_excludes_what_the_context_already_holds(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
     present = "We picked Black Krim tomatoes for the raised bed."
-    block = recall(app.db, ["black krim tomatoes"], cap=2000, present_texts=[present])
+    block = recall(home.db, ["black krim tomatoes"], cap=2000, present_texts=[present])
     assert all("raised bed" not in h.text for h in block.details)
     assert any("full sun" in h.text for h in block.details)
-    block = recall(app.db, ["tomatoes again"], cap=2000, present_ids=["m1"])
+    block = recall(home.db, ["tomatoes again"], cap=2000, present_ids=["m1"])
     assert all(h.uuid != "m1" for h in block.details)
 
 
-def test_recall_knowledge_from_a_facts_provider(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
-    _archive(app, cc_root)
+def test_recall_knowledge_from_a_facts_provider(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
     asked: list[tuple[str, int]] = []
 
     def facts(query: str, limit: int) -> list[Fact]:
         asked.append((query, limit))
         return [Fact("Alice grows Black Krim tomatoes", 0.8, "decision"), Fact("  ", 0.9)]
 
-    block = recall(app.db, ["tomatoes?"], cap=2000, facts_provider=facts)
+    block = recall(home.db, ["tomatoes?"], cap=2000, facts_provider=facts)
     assert asked and asked[0][0] == "tomatoes"
     assert [f.text for f in block.knowledge] == ["Alice grows Black Krim tomatoes"]
     assert block.text.index("<knowledge>") < block.text.index("<detail>")
 
 
-def test_recall_with_no_query_or_no_budget_is_empty(app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
-    _archive(app, cc_root)
-    assert not recall(app.db, ["hi"], cap=2000)
-    assert not recall(app.db, ["tomatoes"], cap=0)
-    assert not recall(app.db, ["nothing matches zyxwvu"], cap=2000)
+def test_recall_with_no_query_or_no_budget_is_empty(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
+    assert not recall(home.db, ["hi"], cap=2000)
+    assert not recall(home.db, ["tomatoes"], cap=0)
+    assert not recall(home.db, ["nothing matches zyxwvu"], cap=2000)

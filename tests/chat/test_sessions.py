@@ -47,10 +47,10 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(app, clock: Clock) -> SessionStore:  # type: ignore[no-untyped-def]
+def store(home, clock: Clock) -> SessionStore:  # type: ignore[no-untyped-def]
     return SessionStore(
-        app.db, app.paths, app.config.chat, clock=clock, tz=UTC,
-        on_write=lambda path: app.ingest_changed({path}),
+        home.db, home.paths, home.config.chat, clock=clock, tz=UTC,
+        on_write=lambda path: home.ingest_changed({path}),
     )  # fmt: skip
 
 
@@ -114,9 +114,9 @@ def test_daily_policy_uses_local_time() -> None:
     assert not policy.is_fresh(last, datetime(2026, 5, 1, 2, 0, tzinfo=UTC), plus2)
 
 
-def test_daily_policy_through_the_store(app, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+def test_daily_policy_through_the_store(home, clock: Clock) -> None:  # type: ignore[no-untyped-def]
     chat = ChatConfig(session_reset="daily", at_hour=4)
-    store = SessionStore(app.db, app.paths, chat, clock=clock, tz=UTC)
+    store = SessionStore(home.db, home.paths, chat, clock=clock, tz=UTC)
     clock.now = datetime(2026, 5, 1, 22, 0, tzinfo=UTC)
     first, _ = store.get_or_create(KEY)
     clock.now = datetime(2026, 5, 2, 3, 0, tzinfo=UTC)
@@ -225,18 +225,18 @@ def test_label_commands_and_normalisation() -> None:
     assert len(normalize_label("z" * 100) or "") == 64
 
 
-def test_set_label_is_stored_written_and_searchable(store: SessionStore, app) -> None:  # type: ignore[no-untyped-def]
+def test_set_label_is_stored_written_and_searchable(store: SessionStore, home) -> None:  # type: ignore[no-untyped-def]
     session, _ = store.get_or_create(KEY)
     assert store.set_label(session.id, "  Tomato   planning 2026 ") == "Tomato planning 2026"
     assert store.require(session.id).label == "Tomato planning 2026"
     last = json.loads(session.transcript_path.read_text().splitlines()[-1])
     assert last["type"] == "label" and last["label"] == "Tomato planning 2026"
     # indexed at once: the session list filter finds it by its label
-    (found,) = list_sessions(app.db, text="tomato planning")
+    (found,) = list_sessions(home.db, text="tomato planning")
     assert found.id == session.id and found.label == "Tomato planning 2026"
     # and reindexing keeps it, because the transcript holds it
-    app.reindex()
-    assert list_sessions(app.db, text="tomato")[0].label == "Tomato planning 2026"
+    home.reindex()
+    assert list_sessions(home.db, text="tomato")[0].label == "Tomato planning 2026"
     assert store.set_label(session.id, "") is None
     assert store.require(session.id).label is None
 
@@ -256,7 +256,7 @@ def test_fork_of_a_chat_names_its_parent(store: SessionStore, clock: Clock) -> N
     assert header["parent"] == parent.id
 
 
-def test_fork_of_an_archived_session(store: SessionStore, app, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fork_of_an_archived_session(store: SessionStore, home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
     sid = "0b8c1f9e-1111-4222-8333-944455556666"
     write_lines(
         cc_root / "proj" / f"{sid}.jsonl",
@@ -265,7 +265,7 @@ def test_fork_of_an_archived_session(store: SessionStore, app, cc_root: Path) ->
             cc_assistant(sid, "a1", [{"type": "text", "text": "Run VACUUM."}]),
         ],
     )
-    app.ingest_all()
+    home.ingest_all()
     fork = store.fork(sid)
     assert fork.parent_id == sid
     assert fork.key == f"{local_session_key()}:thread:0b8c1f9e-111"
@@ -289,8 +289,8 @@ def test_usage_counters_follow_the_latest_turn(store: SessionStore) -> None:
     assert again.last_model == "claude-opus-5-5"
 
 
-def test_search_finds_nothing_of_an_empty_session(store: SessionStore, app) -> None:  # type: ignore[no-untyped-def]
+def test_search_finds_nothing_of_an_empty_session(store: SessionStore, home) -> None:  # type: ignore[no-untyped-def]
     session, _ = store.get_or_create(KEY)
-    app.ingest_changed({session.transcript_path})
-    assert search(app.db, "alice").hits == []
-    assert list_sessions(app.db) == []  # a header alone lists nothing
+    home.ingest_changed({session.transcript_path})
+    assert search(home.db, "alice").hits == []
+    assert list_sessions(home.db) == []  # a header alone lists nothing

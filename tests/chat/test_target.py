@@ -11,13 +11,13 @@ from tests.helpers import cc_user, write_lines
 
 
 @pytest.fixture
-def engine(app, cc_root: Path):  # type: ignore[no-untyped-def]
+def engine(home, cc_root: Path):  # type: ignore[no-untyped-def]
     write_lines(
         cc_root / "proj" / "11111111-2222-3333-4444-555555555555.jsonl",
         [cc_user("11111111-2222-3333-4444-555555555555", "u1", "plan the garden beds")],
     )
-    app.ingest_all()
-    return app.chat_engine()
+    home.ingest_all()
+    return home.chat_engine()
 
 
 ARCHIVED = "11111111-2222-3333-4444-555555555555"

@@ -157,19 +157,19 @@ def test_a_missing_file_reads_as_empty(tmp_path: Path) -> None:
     assert view.header is None and view.messages == [] and not view.torn_tail
 
 
-def test_the_index_reads_a_repaired_transcript_whole(app) -> None:  # type: ignore[no-untyped-def]
+def test_the_index_reads_a_repaired_transcript_whole(home) -> None:  # type: ignore[no-untyped-def]
     from clawback.core.archive.sessions import session_messages
 
-    t = Transcript(app.paths.sessions / "s-1.jsonl")
+    t = Transcript(home.paths.sessions / "s-1.jsonl")
     t.create(header())
     t.append([msg(1, text="the pelican brief")])
     with t.path.open("ab") as handle:
         handle.write(b'{"type":"message","id":"m2","role":"assis')
-    app.ingest_changed({t.path})  # the torn tail is left for later, not counted as bad
-    assert [m.text for m in session_messages(app.db, "s-1")] == ["the pelican brief"]
+    home.ingest_changed({t.path})  # the torn tail is left for later, not counted as bad
+    assert [m.text for m in session_messages(home.db, "s-1")] == ["the pelican brief"]
     t.append([msg(3, "assistant", text="a heron instead")])
-    app.ingest_changed({t.path})
-    texts = [m.text for m in session_messages(app.db, "s-1")]
+    home.ingest_changed({t.path})
+    texts = [m.text for m in session_messages(home.db, "s-1")]
     assert texts == ["the pelican brief", "a heron instead"]
-    skipped = app.db.execute("SELECT count(*) FROM skipped_lines").fetchone()[0]
+    skipped = home.db.execute("SELECT count(*) FROM skipped_lines").fetchone()[0]
     assert skipped == 0

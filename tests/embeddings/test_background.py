@@ -28,16 +28,16 @@ def opted_in(home: Home, tmp_path: Path, messages: int) -> None:
     VectorStore.open(home.paths.vectors).close()  # what `clawback embed` leaves behind
 
 
-def test_nobody_gets_a_background_embedder_without_asking(demo_app: Home) -> None:
-    assert not demo_app.paths.vectors.exists()
-    assert demo_app.background_embedder() is None
-    demo_app.config.embeddings.model = "none"
-    VectorStore.open(demo_app.paths.vectors).close()
-    assert demo_app.background_embedder() is None
+def test_nobody_gets_a_background_embedder_without_asking(demo_home: Home) -> None:
+    assert not demo_home.paths.vectors.exists()
+    assert demo_home.background_embedder() is None
+    demo_home.config.embeddings.model = "none"
+    VectorStore.open(demo_home.paths.vectors).close()
+    assert demo_home.background_embedder() is None
 
 
-def test_it_catches_up_in_slices_and_stops(app: Home, tmp_path: Path) -> None:
-    opted_in(app, tmp_path, 150)
+def test_it_catches_up_in_slices_and_stops(home: Home, tmp_path: Path) -> None:
+    opted_in(home, tmp_path, 150)
     done = threading.Event()
     seen: list[Coverage] = []
 
@@ -46,7 +46,7 @@ def test_it_catches_up_in_slices_and_stops(app: Home, tmp_path: Path) -> None:
         if covered.ratio == 1.0:
             done.set()
 
-    embedder = app.background_embedder(on_progress=progress)
+    embedder = home.background_embedder(on_progress=progress)
     assert embedder is not None
     embedder.start()
     try:
@@ -54,15 +54,15 @@ def test_it_catches_up_in_slices_and_stops(app: Home, tmp_path: Path) -> None:
     finally:
         embedder.stop()
     assert [c.vectors for c in seen] == [64, 128, 150]  # committed slice by slice
-    assert coverage(app.db, app.paths.vectors).ratio == 1.0
+    assert coverage(home.db, home.paths.vectors).ratio == 1.0
 
 
-def test_it_steps_aside_while_another_process_embeds(app: Home, tmp_path: Path) -> None:
-    opted_in(app, tmp_path, 5)
+def test_it_steps_aside_while_another_process_embeds(home: Home, tmp_path: Path) -> None:
+    opted_in(home, tmp_path, 5)
     problems: list[str] = []
-    embedder = app.background_embedder(on_problem=problems.append)
+    embedder = home.background_embedder(on_problem=problems.append)
     assert embedder is not None
-    with embed_lock(app.paths.embed_lock):
+    with embed_lock(home.paths.embed_lock):
         embedder.start()
         embedder.stop()  # it found the lock taken and waited for the next nudge
-    assert problems == [] and coverage(app.db, app.paths.vectors).vectors == 0
+    assert problems == [] and coverage(home.db, home.paths.vectors).vectors == 0

@@ -19,7 +19,7 @@ import pytest
 from clawback.core.archive.sessions import resolve_session, session_messages
 from clawback.core.errors import NotFoundError
 from clawback.core.formats import detect_lines
-from clawback.core.home import Home as Clawback
+from clawback.core.home import Home
 from clawback.core.ingest.health import health
 from clawback.core.ingest.ingestor import IngestStats
 from clawback.core.ingest.sources import SourceRoot
@@ -44,22 +44,22 @@ def age(folder: Path) -> None:
         os.utime(path, (LONG_AGO, LONG_AGO))
 
 
-def ingest(app: Clawback, root: Path) -> IngestStats:
-    return app.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
+def ingest(home: Home, root: Path) -> IngestStats:
+    return home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
 
 
 @pytest.fixture
-def harbor(app: Clawback, cc_root: Path) -> Clawback:
+def harbor(home: Home, cc_root: Path) -> Home:
     """The fixture project ingested, without ``later/`` (the file F that arrives later)."""
     shutil.copytree(FIXTURES / "claude-code" / PROJECT, cc_root / PROJECT)
     shutil.move(cc_root / PROJECT / "later", cc_root.parent / "later")
     age(cc_root)
-    ingest(app, cc_root)
-    return app
+    ingest(home, cc_root)
+    return home
 
 
-def hit(app: Clawback, query: str, **filters: object):  # type: ignore[no-untyped-def]
-    hits = search(app.db, query, SearchFilters(**filters)).hits  # type: ignore[arg-type]
+def hit(home: Home, query: str, **filters: object):  # type: ignore[no-untyped-def]
+    hits = search(home.db, query, SearchFilters(**filters)).hits  # type: ignore[arg-type]
     assert hits, f"no hit for {query!r}"
     return hits[0]
 
@@ -67,14 +67,14 @@ def hit(app: Clawback, query: str, **filters: object):  # type: ignore[no-untype
 # --- titles -----------------------------------------------------------------------------------
 
 
-def test_summary_in_another_file_titles_the_session_holding_its_leaf(harbor: Clawback) -> None:
+def test_summary_in_another_file_titles_the_session_holding_its_leaf(harbor: Home) -> None:
     assert resolve_session(harbor.db, A).title == "Spring tide tables tuned"
     summary = hit(harbor, '"Spring tide tables tuned"')
     assert (summary.kind, summary.session_id, summary.line) == ("summary", A, 1)
     assert summary.file == f"{PROJECT}/{B}.jsonl"
 
 
-def test_summary_titles_a_session_whose_file_arrives_later(harbor: Clawback, cc_root: Path) -> None:
+def test_summary_titles_a_session_whose_file_arrives_later(harbor: Home, cc_root: Path) -> None:
     with pytest.raises(NotFoundError):
         resolve_session(harbor.db, F)
     shutil.move(cc_root.parent / "later" / f"{F}.jsonl", cc_root / PROJECT / f"{F}.jsonl")
@@ -84,14 +84,14 @@ def test_summary_titles_a_session_whose_file_arrives_later(harbor: Clawback, cc_
     assert hit(harbor, "foghorn maintenance schedule").session_id == F
 
 
-def test_a_file_holding_only_a_summary_is_no_session(harbor: Clawback) -> None:
+def test_a_file_holding_only_a_summary_is_no_session(harbor: Home) -> None:
     with pytest.raises(NotFoundError):
         resolve_session(harbor.db, D)
     sessions = {row[0] for row in harbor.db.execute("SELECT id FROM sessions")}
     assert sessions == {A, B, C, E, M1, M2}
 
 
-def test_custom_title_wins_over_ai_title_and_titles_are_clean_lines(harbor: Clawback) -> None:
+def test_custom_title_wins_over_ai_title_and_titles_are_clean_lines(harbor: Home) -> None:
     assert resolve_session(harbor.db, B).title == "Harbor night shift"
     assert resolve_session(harbor.db, E).title == "/model opus"
     assert resolve_session(harbor.db, C).title == "Survey the pier pilings for rot"
@@ -104,7 +104,7 @@ def test_custom_title_wins_over_ai_title_and_titles_are_clean_lines(harbor: Claw
 # --- content that used to be dropped ------------------------------------------------------------
 
 
-def test_hook_output_is_its_own_kind_out_of_the_conversation(harbor: Clawback) -> None:
+def test_hook_output_is_its_own_kind_out_of_the_conversation(harbor: Home) -> None:
     blocking = hit(harbor, '"ruff check failed"')
     assert (blocking.kind, blocking.role, blocking.line) == ("hook", "system", 6)
     assert hit(harbor, "rota service reachable").line == 3
@@ -119,7 +119,7 @@ def test_hook_output_is_its_own_kind_out_of_the_conversation(harbor: Clawback) -
     assert search(harbor.db, "ruff", SearchFilters(kind="hook")).hits
 
 
-def test_old_system_notices_and_hook_runs_are_indexed(harbor: Clawback) -> None:
+def test_old_system_notices_and_hook_runs_are_indexed(harbor: Home) -> None:
     notice = hit(harbor, '"limit reached"')
     assert (notice.kind, notice.line, notice.session_id) == ("notification", 7, A)
     hook = hit(harbor, "seawall")
@@ -127,19 +127,19 @@ def test_old_system_notices_and_hook_runs_are_indexed(harbor: Clawback) -> None:
     assert "\x1b" not in hook.snippet
 
 
-def test_steering_prompt_removed_from_the_queue_is_a_prompt(harbor: Clawback) -> None:
+def test_steering_prompt_removed_from_the_queue_is_a_prompt(harbor: Home) -> None:
     steer = hit(harbor, '"buoy lights first"')
     assert (steer.role, steer.kind, steer.line) == ("user", "text", 8)
     assert not search(harbor.db, '"list the keepers"').hits  # enqueued: it reappears, or not
 
 
-def test_image_beside_text_leaves_a_placeholder_where_it_was(harbor: Clawback) -> None:
+def test_image_beside_text_leaves_a_placeholder_where_it_was(harbor: Home) -> None:
     blocks = [m.text for m in session_messages(harbor.db, A) if m.line == 12]
     assert blocks == ["Here is the breakwater chart, check the marker", "[image]",
                       "and compare with last year."]  # fmt: skip
 
 
-def test_cli_injected_user_lines_get_their_own_kinds(harbor: Clawback) -> None:
+def test_cli_injected_user_lines_get_their_own_kinds(harbor: Home) -> None:
     by_line = {m.line: m for m in session_messages(harbor.db, A)}
     assert (by_line[2].kind, by_line[2].role) == ("notification", "system")  # Caveat
     assert (by_line[3].kind, by_line[3].role) == ("command_output", "tool")
@@ -157,7 +157,7 @@ def test_cli_injected_user_lines_get_their_own_kinds(harbor: Clawback) -> None:
 # --- wrong place or kind -----------------------------------------------------------------------
 
 
-def test_workflow_sub_agent_belongs_to_its_parent(harbor: Clawback) -> None:
+def test_workflow_sub_agent_belongs_to_its_parent(harbor: Home) -> None:
     agent = hit(harbor, "Ansel Brisk")
     assert agent.session_id == B and agent.sidechain
     assert agent.file.endswith("subagents/workflows/wf_rota01/agent-w0001.jsonl")
@@ -166,7 +166,7 @@ def test_workflow_sub_agent_belongs_to_its_parent(harbor: Clawback) -> None:
     assert resolve_session(harbor.db, B).message_count == 5  # the sub-agent's are not its own
 
 
-def test_orphan_legacy_agent_is_a_session_with_its_messages(harbor: Clawback) -> None:
+def test_orphan_legacy_agent_is_a_session_with_its_messages(harbor: Home) -> None:
     orphan = resolve_session(harbor.db, C)
     assert orphan.message_count == 2
     texts = [m.text for m in session_messages(harbor.db, C)]
@@ -176,7 +176,7 @@ def test_orphan_legacy_agent_is_a_session_with_its_messages(harbor: Clawback) ->
     ]
 
 
-def test_a_file_mixing_sessions_is_split_per_session(harbor: Clawback) -> None:
+def test_a_file_mixing_sessions_is_split_per_session(harbor: Home) -> None:
     assert hit(harbor, "tug schedule").session_id == M1
     assert hit(harbor, "ferry fares").session_id == M2
     assert resolve_session(harbor.db, M1).message_count == 2
@@ -184,7 +184,7 @@ def test_a_file_mixing_sessions_is_split_per_session(harbor: Clawback) -> None:
     assert resolve_session(harbor.db, M2).title == "Second session asks about the ferry fares"
 
 
-def test_workflow_journal_and_cursor_transcript_are_skipped_by_name(harbor: Clawback) -> None:
+def test_workflow_journal_and_cursor_transcript_are_skipped_by_name(harbor: Home) -> None:
     assert not harbor.db.execute("SELECT 1 FROM files WHERE file_key LIKE '%journal%'").fetchall()
     reasons = dict(health(harbor.db, harbor.paths, "no-such-claude").skipped_files[0].items())
     assert reasons["path"].endswith("wf_rota01/journal.jsonl")
@@ -201,37 +201,37 @@ def test_workflow_journal_and_cursor_transcript_are_skipped_by_name(harbor: Claw
 
 
 def test_final_line_without_newline_is_read_once_the_file_is_quiet(
-    app: Clawback, cc_root: Path
+    home: Home, cc_root: Path
 ) -> None:
     path = cc_root / PROJECT / f"{E}.jsonl"
     path.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "claude-code" / PROJECT / f"{E}.jsonl", path)
-    ingest(app, cc_root)  # just written: the unterminated line may still be growing
-    assert not search(app.db, '"Set model to opus"').hits
-    assert [t["path"] for t in health(app.db, app.paths, "x").incomplete_tails] == [str(path)]
+    ingest(home, cc_root)  # just written: the unterminated line may still be growing
+    assert not search(home.db, '"Set model to opus"').hits
+    assert [t["path"] for t in health(home.db, home.paths, "x").incomplete_tails] == [str(path)]
     age(cc_root)
-    ingest(app, cc_root)
-    assert hit(app, '"Set model to opus"').line == 2
-    assert health(app.db, app.paths, "x").incomplete_tails == []
-    ingest(app, cc_root)
-    assert app.db.execute("SELECT count(*) FROM entries WHERE line = 2").fetchone()[0] == 1
+    ingest(home, cc_root)
+    assert hit(home, '"Set model to opus"').line == 2
+    assert health(home.db, home.paths, "x").incomplete_tails == []
+    ingest(home, cc_root)
+    assert home.db.execute("SELECT count(*) FROM entries WHERE line = 2").fetchone()[0] == 1
 
 
-def test_a_torn_line_that_is_not_whole_json_stays_reported(app: Clawback, cc_root: Path) -> None:
+def test_a_torn_line_that_is_not_whole_json_stays_reported(home: Home, cc_root: Path) -> None:
     path = cc_root / PROJECT / f"{E}.jsonl"
     path.parent.mkdir(parents=True)
     whole = (FIXTURES / "claude-code" / PROJECT / f"{E}.jsonl").read_text()
     path.write_text(whole[: whole.rindex("opus")])
     age(cc_root)
-    ingest(app, cc_root)
-    assert [t["path"] for t in health(app.db, app.paths, "x").incomplete_tails] == [str(path)]
+    ingest(home, cc_root)
+    assert [t["path"] for t in health(home.db, home.paths, "x").incomplete_tails] == [str(path)]
 
 
 # --- long entries -------------------------------------------------------------------------------
 
 
 def test_phrase_across_the_old_piece_boundary_and_and_query_match_the_entry(
-    harbor: Clawback,
+    harbor: Home,
 ) -> None:
     phrase = hit(harbor, '"lantern keeper ledger"')
     assert (phrase.session_id, phrase.line) == (A, 13)
@@ -243,45 +243,45 @@ def test_phrase_across_the_old_piece_boundary_and_and_query_match_the_entry(
 # --- pi / oh-my-pi -----------------------------------------------------------------------------
 
 
-def test_pi_tool_role_and_epoch_millisecond_stamps(app: Clawback) -> None:
-    app.ingest_paths([FIXTURES / "pi" / "tool-role.jsonl"])
-    result = hit(app, "brackish")
+def test_pi_tool_role_and_epoch_millisecond_stamps(home: Home) -> None:
+    home.ingest_paths([FIXTURES / "pi" / "tool-role.jsonl"])
+    result = hit(home, "brackish")
     assert (result.role, result.kind, result.timestamp) == (
         "tool", "tool_result", "2026-03-02T10:00:03.000Z")  # fmt: skip
-    assert app.db.execute("SELECT count(*) FROM entries WHERE ts IS NULL").fetchone()[0] == 0
+    assert home.db.execute("SELECT count(*) FROM entries WHERE ts IS NULL").fetchone()[0] == 0
 
 
-def test_oh_my_pi_file_starting_with_a_title_line_is_read(app: Clawback) -> None:
-    stats = app.ingest_paths([FIXTURES / "pi" / "omp-title.jsonl"])
+def test_oh_my_pi_file_starting_with_a_title_line_is_read(home: Home) -> None:
+    stats = home.ingest_paths([FIXTURES / "pi" / "omp-title.jsonl"])
     assert stats.unsupported_files == 0
-    assert resolve_session(app.db, "omp-crane").title == "Check the harbor crane"
-    assert hit(app, "containers").session_id == "omp-crane"
+    assert resolve_session(home.db, "omp-crane").title == "Check the harbor crane"
+    assert hit(home, "containers").session_id == "omp-crane"
 
 
 # --- OpenClaw's session store, in the shape OpenClaw documents ------------------------------------
 
 
-def test_openclaw_store_names_channels_and_parents(app: Clawback, tmp_path: Path) -> None:
+def test_openclaw_store_names_channels_and_parents(home: Home, tmp_path: Path) -> None:
     root = tmp_path / "openclaw-agents"
     shutil.copytree(Path(__file__).parents[1] / "fixtures" / "openclaw-store" / "agents", root)
-    app.ingestor().ingest([SourceRoot(Source.OPENCLAW, root, "openclaw")])
-    main = resolve_session(app.db, "5e1f0c2a")
+    home.ingestor().ingest([SourceRoot(Source.OPENCLAW, root, "openclaw")])
+    main = resolve_session(home.db, "5e1f0c2a")
     assert (main.key, main.title) == (
         "agent:main:main",
         "What time is high tide at the north jetty?",
     )
-    topic = resolve_session(app.db, "6a2b1c3d")  # transcript named <id>-topic-42.jsonl
+    topic = resolve_session(home.db, "6a2b1c3d")  # transcript named <id>-topic-42.jsonl
     assert (topic.title, topic.label) == ("pilots", "pilots")
-    row = app.db.execute(
+    row = home.db.execute(
         "SELECT source_title, channel FROM sessions WHERE id LIKE '6a2b1c3d%'"
     ).fetchone()
     assert row == ("telegram:g-harbor-pilots", "telegram")
-    spawned = resolve_session(app.db, "7b3c2d4e")
+    spawned = resolve_session(home.db, "7b3c2d4e")
     assert spawned.parent_id == "5e1f0c2a-1b3d-4c5e-8f70-112233445566"
     assert spawned.label == "tide research"
 
 
-def test_markdown_export_shows_command_output_and_interruptions(harbor: Clawback) -> None:
+def test_markdown_export_shows_command_output_and_interruptions(harbor: Home) -> None:
     from clawback.core.archive.sessions import export_markdown
 
     text = export_markdown(harbor.db, A)

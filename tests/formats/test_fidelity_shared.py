@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from clawback.core.archive.sessions import resolve_session
-from clawback.core.home import Home as Clawback
+from clawback.core.home import Home
 from clawback.core.search.engine import search
 
 # Files in formats clawback does not read, named in SOURCES.md (usage-only logs).
@@ -33,24 +33,24 @@ def peers(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def peer_homes(peers: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Clawback]:
+def peer_homes(peers: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Home]:
     """Every peer folder ingested into its own home, once for the module."""
-    homes: dict[str, Clawback] = {}
+    homes: dict[str, Home] = {}
     for folder in sorted(p for p in peers.iterdir() if p.is_dir()):
-        app = Clawback.open(tmp_path_factory.mktemp(folder.name))
-        app.ingest_paths([folder])
-        homes[folder.name] = app
+        home = Home.open(tmp_path_factory.mktemp(folder.name))
+        home.ingest_paths([folder])
+        homes[folder.name] = home
     yield homes
-    for app in homes.values():
-        app.close()
+    for home in homes.values():
+        home.close()
 
 
 def test_no_file_of_a_readable_format_is_reported_unknown(peers: Path, tmp_path: Path) -> None:
-    app = Clawback.open(tmp_path / "home")
+    home = Home.open(tmp_path / "home")
     try:
-        stats = app.ingest_paths([peers])
+        stats = home.ingest_paths([peers])
     finally:
-        app.close()
+        home.close()
     reasons = {
         Path(name).relative_to(peers.resolve()).as_posix(): reason
         for name, reason in stats.skipped_files
@@ -65,15 +65,15 @@ def test_no_file_of_a_readable_format_is_reported_unknown(peers: Path, tmp_path:
     assert not stats.errors
 
 
-def test_every_session_has_a_clean_one_line_title(peer_homes: dict[str, Clawback]) -> None:
-    for name, app in peer_homes.items():
-        for sid, title in app.db.execute("SELECT id, coalesce(title, first_prompt) FROM sessions"):
+def test_every_session_has_a_clean_one_line_title(peer_homes: dict[str, Home]) -> None:
+    for name, home in peer_homes.items():
+        for sid, title in home.db.execute("SELECT id, coalesce(title, first_prompt) FROM sessions"):
             assert title, f"{name}: session {sid} has no title"
             assert "\n" not in title and "\x1b" not in title, f"{name}: {sid}: {title!r}"
             assert not re.search(r"</?[a-z][\w-]*>", title), f"{name}: {sid}: {title!r}"
 
 
-def test_cross_file_summaries_title_their_sessions(peer_homes: dict[str, Clawback]) -> None:
+def test_cross_file_summaries_title_their_sessions(peer_homes: dict[str, Home]) -> None:
     viewer = peer_homes["d-kimuson__claude-code-viewer"].db
     assert (
         resolve_session(viewer, "1af7fc5e-8455-4414-9ccd-011d40f70b2a").title
@@ -86,7 +86,7 @@ def test_cross_file_summaries_title_their_sessions(peer_homes: dict[str, Clawbac
     assert not log.execute("SELECT 1 FROM sessions WHERE id LIKE '4e27c414%'").fetchall()
 
 
-def test_hooks_notices_and_steering_prompts_are_found(peer_homes: dict[str, Clawback]) -> None:
+def test_hooks_notices_and_steering_prompts_are_found(peer_homes: dict[str, Home]) -> None:
     log = peer_homes["handgemacht-ai__claude-code-log"].db
     blocking = search(log, '"ruff check failed"').hits[0]
     assert (blocking.kind, blocking.file, blocking.line) == ("hook", "hook_attachments.jsonl", 5)
@@ -98,7 +98,7 @@ def test_hooks_notices_and_steering_prompts_are_found(peer_homes: dict[str, Claw
         "user", "session_id_steering_order.jsonl", 3)  # fmt: skip
 
 
-def test_injected_lines_are_not_prompts(peer_homes: dict[str, Clawback]) -> None:
+def test_injected_lines_are_not_prompts(peer_homes: dict[str, Home]) -> None:
     log = peer_homes["handgemacht-ai__claude-code-log"].db
     user_kinds = {
         row[0]
@@ -109,7 +109,7 @@ def test_injected_lines_are_not_prompts(peer_homes: dict[str, Clawback]) -> None
         assert not any(t.lstrip().startswith(prefix) for t in user_kinds), prefix
 
 
-def test_workflow_agents_and_orphan_agents(peer_homes: dict[str, Clawback]) -> None:
+def test_workflow_agents_and_orphan_agents(peer_homes: dict[str, Home]) -> None:
     log = peer_homes["handgemacht-ai__claude-code-log"].db
     parent = "11110000-0000-4000-8000-000000000001"
     assert not log.execute("SELECT 1 FROM sessions WHERE id LIKE ?", (f"{parent}#%",)).fetchall()
@@ -122,7 +122,7 @@ def test_workflow_agents_and_orphan_agents(peer_homes: dict[str, Clawback]) -> N
     assert resolve_session(log, "741790a4").message_count > 0
 
 
-def test_pi_variants(peer_homes: dict[str, Clawback]) -> None:
+def test_pi_variants(peer_homes: dict[str, Home]) -> None:
     memex = peer_homes["nicosuave__memex"].db
     tool = search(memex, '"permission denied"').hits[0]
     assert (tool.role, tool.kind, tool.file, tool.line) == ("tool", "tool_result", "pi.jsonl", 3)
@@ -132,15 +132,15 @@ def test_pi_variants(peer_homes: dict[str, Clawback]) -> None:
 
 
 def test_phrases_of_every_kind_are_found_at_their_file_and_line(
-    peer_homes: dict[str, Clawback],
+    peer_homes: dict[str, Home],
 ) -> None:
     """Three consecutive words of sampled entries of each kind, searched as a phrase."""
     rng = random.Random(12)
     checked: set[str] = set()
-    for app in peer_homes.values():
-        kinds = [row[0] for row in app.db.execute("SELECT DISTINCT kind FROM entries")]
+    for home in peer_homes.values():
+        kinds = [row[0] for row in home.db.execute("SELECT DISTINCT kind FROM entries")]
         for kind in kinds:
-            rows = app.db.execute(
+            rows = home.db.execute(
                 "SELECT e.id, e.text, f.file_key, e.line FROM entries e"
                 " JOIN files f ON f.id = e.file_id WHERE e.kind = ? ORDER BY e.id",
                 (kind,),
@@ -153,7 +153,7 @@ def test_phrases_of_every_kind_are_found_at_their_file_and_line(
                 phrase = " ".join(words[start : start + 3])
                 if not re.search(r"\b" + r"\W+".join(words[start : start + 3]) + r"\b", text):
                     continue  # the words are not adjacent in the text
-                hits = search(app.db, f'"{phrase}"', limit=1000).hits
+                hits = search(home.db, f'"{phrase}"', limit=1000).hits
                 assert any(h.entry_id == entry_id for h in hits), (kind, file_key, line, phrase)
                 assert all(h.file and h.line for h in hits)
                 checked.add(kind)
@@ -164,14 +164,14 @@ def test_real_cursor_transcript_is_not_claude_code(shared_dir: Path, tmp_path: P
     cursor = shared_dir / "real-transcripts" / "other" / "jazzyalex__agent-sessions"
     if not cursor.is_dir():
         pytest.skip(f"{cursor} not present")
-    app = Clawback.open(tmp_path / "home")
+    home = Home.open(tmp_path / "home")
     try:
-        stats = app.ingest_paths([cursor])
+        stats = home.ingest_paths([cursor])
         assert stats.entries == 0
         named = {Path(name).name for name, _ in stats.skipped_files}
         assert "test-session.jsonl" in named
     finally:
-        app.close()
+        home.close()
 
 
 def test_ingest_json_names_unknown_files(peers: Path, tmp_path: Path) -> None:

@@ -15,21 +15,21 @@ from clawback.core.memory.facts import FactStore
 from clawback.core.search.engine import SearchFilters, search
 
 
-def facts(app: Home) -> list[tuple[str, str, bool, bool]]:
+def facts(home: Home) -> list[tuple[str, str, bool, bool]]:
     return sorted(
         (f.type, f.content, f.edited, f.active)
-        for f in FactStore(app.db).list(session_id=SESSION_ID, include_superseded=True)
+        for f in FactStore(home.db).list(session_id=SESSION_ID, include_superseded=True)
     )
 
 
-def test_the_native_session_is_a_chat_session_with_a_compaction(demo_app: Home) -> None:
-    engine = demo_app.chat_engine()
+def test_the_native_session_is_a_chat_session_with_a_compaction(demo_home: Home) -> None:
+    engine = demo_home.chat_engine()
     session = engine.store.require(SESSION_ID)
     assert (session.key, session.label) == (KEY, "memory design")
     assert (session.message_count, session.compaction_count) == (4, 1)
-    assert session.transcript_path == demo_app.paths.sessions / f"{SESSION_ID}.jsonl"
+    assert session.transcript_path == demo_home.paths.sessions / f"{SESSION_ID}.jsonl"
 
-    (row,) = list_compactions(demo_app.db, SESSION_ID)
+    (row,) = list_compactions(demo_home.db, SESSION_ID)
     assert (row.tokens_before, row.tokens_after, row.messages_removed) == (586, 538, 2)
     assert session.total_tokens == row.tokens_after
     replaced = compacted_messages(row)  # the ledger row matches the transcript's line
@@ -42,26 +42,26 @@ def test_the_native_session_is_a_chat_session_with_a_compaction(demo_app: Home) 
         "And the recalled con",
         "Agreed: the recalled",
     ]
-    hits = search(demo_app.db, "summarizes older turns", SearchFilters(source="native")).hits
+    hits = search(demo_home.db, "summarizes older turns", SearchFilters(source="native")).hits
     assert [hit.kind for hit in hits] == ["compaction"]  # the summary is searchable too
 
 
-def test_the_facts_include_a_superseded_and_an_edited_one(demo_app: Home) -> None:
-    found = FactStore(demo_app.db).list(session_id=SESSION_ID, include_superseded=True)
+def test_the_facts_include_a_superseded_and_an_edited_one(demo_home: Home) -> None:
+    found = FactStore(demo_home.db).list(session_id=SESSION_ID, include_superseded=True)
     assert len(found) == 5
     (old,) = [f for f in found if not f.active]
     (new,) = [f for f in found if f.id == old.superseded_by]
     assert old.type == new.type == "task_state" and old.content.startswith("Open question")
     (edited,) = [f for f in found if f.edited]
     assert edited.type == "decision" and "4,000-token soft threshold" in edited.content
-    transcript = Transcript(demo_app.paths.sessions / f"{SESSION_ID}.jsonl")
+    transcript = Transcript(demo_home.paths.sessions / f"{SESSION_ID}.jsonl")
     assert {f.message_id for f in found} <= {m.id for m in transcript.read().messages}
 
 
-def test_building_again_adds_nothing_and_follows_the_copy(demo_app: Home, tmp_path: Path) -> None:
-    before = facts(demo_app)
+def test_building_again_adds_nothing_and_follows_the_copy(demo_home: Home, tmp_path: Path) -> None:
+    before = facts(demo_home)
     copy = tmp_path / "second"
-    shutil.copytree(demo_app.paths.home, copy, symlinks=True)
+    shutil.copytree(demo_home.paths.home, copy, symlinks=True)
     build_demo_home(copy)
     build_demo_home(copy)
     again = Home.open(copy)

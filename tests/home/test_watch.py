@@ -77,7 +77,7 @@ def test_ctrl_c_in_the_middle_of_a_batch_also_exits_0(
 
 
 def test_a_batch_that_fails_is_reported_and_watching_goes_on(
-    app: Any, monkeypatch: pytest.MonkeyPatch
+    home: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 11: one failing batch (a bug, a locked index) used to end ``watch`` for good."""
     from clawback.core import watch
@@ -93,9 +93,9 @@ def test_a_batch_that_fails_is_reported_and_watching_goes_on(
             raise RuntimeError("the index is on fire")
         return IngestStats(entries=3)
 
-    monkeypatch.setattr(app, "ingest_changed", flaky)
+    monkeypatch.setattr(home, "ingest_changed", flaky)
     seen: list[IngestStats] = []
-    watch.watch_sources(app, on_batch=seen.append)
+    watch.watch_sources(home, on_batch=seen.append)
     assert calls == ["a.jsonl", "b.jsonl"]
     assert "the index is on fire" in seen[1].errors[0]
     assert seen[2].entries == 3

@@ -15,13 +15,13 @@ from clawback.core.search.engine import SearchFilters, search
 from tests.helpers import cc_assistant, cc_user, entry_rows, write_lines
 
 
-def ingest(app: Home, root: Path):  # type: ignore[no-untyped-def]
+def ingest(home: Home, root: Path):  # type: ignore[no-untyped-def]
     from clawback.core.records import Source
 
-    return app.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
+    return home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
 
 
-def test_new_file_is_imported_and_every_kind_is_searchable(app: Home, cc_root: Path) -> None:
+def test_new_file_is_imported_and_every_kind_is_searchable(home: Home, cc_root: Path) -> None:
     path = cc_root / "-home-u-proj" / "s1.jsonl"
     write_lines(
         path,
@@ -50,7 +50,7 @@ def test_new_file_is_imported_and_every_kind_is_searchable(app: Home, cc_root: P
             ),
         ],
     )
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.files == 1
     assert stats.entries >= 5
     for phrase, kind in [
@@ -59,19 +59,19 @@ def test_new_file_is_imported_and_every_kind_is_searchable(app: Home, cc_root: P
         ("zorblax", "tool_use"),
         ("plumbus", "tool_result"),
     ]:
-        hits = search(app.db, phrase).hits
+        hits = search(home.db, phrase).hits
         assert hits, phrase
         assert hits[0].kind == kind
         assert hits[0].session_id == "s1"
         assert hits[0].file == "-home-u-proj/s1.jsonl"
-    assert search(app.db, "plumbus").hits[0].line == 3
-    assert search(app.db, "plumbus", SearchFilters(kind="text")).hits == []
-    assert search(app.db, "plumbus", SearchFilters(kind="tool")).hits
+    assert search(home.db, "plumbus").hits[0].line == 3
+    assert search(home.db, "plumbus", SearchFilters(kind="text")).hits == []
+    assert search(home.db, "plumbus", SearchFilters(kind="tool")).hits
 
 
-def test_unchanged_file_is_not_read_again(app: Home, cc_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_file_is_not_read_again(home: Home, cc_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     write_lines(cc_root / "p" / "s1.jsonl", [cc_user("s1", "u1", "hello there world")])
-    ingest(app, cc_root)
+    ingest(home, cc_root)
     opened: list[str] = []
     real_open = Path.open
 
@@ -80,33 +80,33 @@ def test_unchanged_file_is_not_read_again(app: Home, cc_root: Path, monkeypatch)
         return real_open(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "open", spy)
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.unchanged == 1 and stats.files == 0
     assert not [p for p in opened if p.endswith(".jsonl")]
 
 
-def test_grown_file_reads_only_new_lines_and_torn_tail_waits(app: Home, cc_root: Path) -> None:
+def test_grown_file_reads_only_new_lines_and_torn_tail_waits(home: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "first message alpha")])
-    ingest(app, cc_root)
+    ingest(home, cc_root)
     # A second line being written right now: no newline yet.
     with path.open("a") as handle:
         handle.write(json.dumps(cc_user("s1", "u2", "second message bravo"))[:-10])
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.entries == 0
-    assert not search(app.db, "bravo").hits
+    assert not search(home.db, "bravo").hits
     with path.open("a") as handle:
         handle.write(json.dumps(cc_user("s1", "u2", "second message bravo"))[-10:] + "\n")
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.entries == 1
-    assert search(app.db, "bravo").hits[0].line == 2
-    assert len(entry_rows(app)) == 2
+    assert search(home.db, "bravo").hits[0].line == 2
+    assert len(entry_rows(home)) == 2
 
 
-def test_rewritten_file_is_reimported_without_duplicates(app: Home, cc_root: Path) -> None:
+def test_rewritten_file_is_reimported_without_duplicates(home: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "original charlie text"), cc_user("s1", "u2", "more")])
-    ingest(app, cc_root)
+    ingest(home, cc_root)
     # Same length prefix changed, then grown: the consumed bytes differ.
     write_lines(
         path,
@@ -116,37 +116,37 @@ def test_rewritten_file_is_reimported_without_duplicates(app: Home, cc_root: Pat
             cc_user("s1", "u3", "echo"),
         ],
     )
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.reimported == 1
-    assert not search(app.db, "charlie").hits
-    assert search(app.db, "delta").hits
-    assert len(entry_rows(app)) == 3
+    assert not search(home.db, "charlie").hits
+    assert search(home.db, "delta").hits
+    assert len(entry_rows(home)) == 3
     # Shrunk.
     write_lines(path, [cc_user("s1", "u1", "short foxtrot")])
-    ingest(app, cc_root)
-    assert [r[-1] for r in entry_rows(app)] == ["short foxtrot"]
+    ingest(home, cc_root)
+    assert [r[-1] for r in entry_rows(home)] == ["short foxtrot"]
 
 
-def test_deleted_source_keeps_session_searchable(app: Home, cc_root: Path) -> None:
+def test_deleted_source_keeps_session_searchable(home: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", "remember the golf course booking")])
-    ingest(app, cc_root)
+    ingest(home, cc_root)
     path.unlink()
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.missing == 1
-    hits = search(app.db, "golf").hits
+    hits = search(home.db, "golf").hits
     assert hits and hits[0].session_id == "s1"
-    session = resolve_session(app.db, "s1")
+    session = resolve_session(home.db, "s1")
     assert session.source_missing
-    assert [s.id for s in list_sessions(app.db)] == ["s1"]
+    assert [s.id for s in list_sessions(home.db)] == ["s1"]
     # It comes back when the file does.
     write_lines(path, [cc_user("s1", "u1", "remember the golf course booking")])
-    ingest(app, cc_root)
-    assert not resolve_session(app.db, "s1").source_missing
+    ingest(home, cc_root)
+    assert not resolve_session(home.db, "s1").source_missing
 
 
-def test_bad_lines_are_skipped_counted_and_the_rest_kept(app: Home, cc_root: Path) -> None:
-    app.config.archive.max_line_mb = 1
+def test_bad_lines_are_skipped_counted_and_the_rest_kept(home: Home, cc_root: Path) -> None:
+    home.config.archive.max_line_mb = 1
     path = cc_root / "p" / "s1.jsonl"
     path.parent.mkdir(parents=True)
     good = json.dumps(cc_user("s1", "u1", "good line hotel")).encode()
@@ -165,30 +165,30 @@ def test_bad_lines_are_skipped_counted_and_the_rest_kept(app: Home, cc_root: Pat
         json.dumps(cc_user("s1", "u3", "juliet after the damage")).encode(),
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")
-    stats = ingest(app, cc_root)
+    stats = ingest(home, cc_root)
     assert stats.skipped_lines >= 4
-    assert search(app.db, "hotel").hits
-    assert search(app.db, "juliet").hits[0].line == 8
-    assert search(app.db, "india").hits  # kept, with replacement characters
-    reasons = dict(app.db.execute("SELECT line, reason FROM skipped_lines").fetchall())
+    assert search(home.db, "hotel").hits
+    assert search(home.db, "juliet").hits[0].line == 8
+    assert search(home.db, "india").hits  # kept, with replacement characters
+    reasons = dict(home.db.execute("SELECT line, reason FROM skipped_lines").fetchall())
     assert "malformed" in reasons[2].lower()
     assert "utf-8" in reasons[3].lower()
     assert "max_line_mb" in reasons[4]
 
 
-def test_two_objects_on_one_line_are_both_kept(app: Home, cc_root: Path) -> None:
+def test_two_objects_on_one_line_are_both_kept(home: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     path.parent.mkdir(parents=True)
     a = json.dumps(cc_user("s1", "u1", "kilo first"))
     b = json.dumps({"type": "summary", "summary": "Lima summary title", "leafUuid": "u1"})
     path.write_text(a + b + "\n")
-    ingest(app, cc_root)
-    assert search(app.db, "kilo").hits
-    assert resolve_session(app.db, "s1").title == "Lima summary title"
+    ingest(home, cc_root)
+    assert search(home.db, "kilo").hits
+    assert resolve_session(home.db, "s1").title == "Lima summary title"
 
 
 def test_a_waiting_summary_finds_its_leaf_even_if_the_last_run_stopped_before_looking(
-    app: Home, cc_root: Path, monkeypatch: pytest.MonkeyPatch
+    home: Home, cc_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Which files took entries since summaries last looked is kept in the index, in the
     same transaction as the entries: a run that dies before looking loses nothing."""
@@ -196,51 +196,51 @@ def test_a_waiting_summary_finds_its_leaf_even_if_the_last_run_stopped_before_lo
 
     summary = {"type": "summary", "summary": "Mike summary title", "leafUuid": "u9"}
     write_lines(cc_root / "p" / "s2.jsonl", [summary, cc_user("s2", "u2", "second session")])
-    ingest(app, cc_root)
-    (waiting,) = app.db.execute("SELECT count(*) FROM leaf_titles WHERE session_id IS NULL")
+    ingest(home, cc_root)
+    (waiting,) = home.db.execute("SELECT count(*) FROM leaf_titles WHERE session_id IS NULL")
     assert waiting == (1,)
-    assert app.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
+    assert home.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
 
     write_lines(cc_root / "p" / "s1.jsonl", [cc_user("s1", "u9", "the leaf lives here")])
     with monkeypatch.context() as patched:  # the run stops before summaries are matched
         patched.setattr(ingest_module, "resolve_leaf_titles", lambda conn: set())
-        ingest(app, cc_root)
-    assert resolve_session(app.db, "s1").title != "Mike summary title"
-    ingest(app, cc_root)  # nothing changed on disk: the flag left behind says where to look
-    assert resolve_session(app.db, "s1").title == "Mike summary title"
-    assert app.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
+        ingest(home, cc_root)
+    assert resolve_session(home.db, "s1").title != "Mike summary title"
+    ingest(home, cc_root)  # nothing changed on disk: the flag left behind says where to look
+    assert resolve_session(home.db, "s1").title == "Mike summary title"
+    assert home.db.execute("SELECT count(*) FROM files WHERE new_entries = 1").fetchone() == (0,)
 
 
-def test_subagent_file_belongs_to_parent_session_as_sidechain(app: Home, cc_root: Path) -> None:
+def test_subagent_file_belongs_to_parent_session_as_sidechain(home: Home, cc_root: Path) -> None:
     sid = "11111111-2222-3333-4444-555555555555"
     write_lines(cc_root / "p" / f"{sid}.jsonl", [cc_user(sid, "u1", "main thread mike")])
     write_lines(
         cc_root / "p" / sid / "subagents" / "agent-abc.jsonl",
         [cc_assistant(sid, "a1", [{"type": "text", "text": "subagent november"}])],
     )
-    ingest(app, cc_root)
-    hit = search(app.db, "november").hits[0]
+    ingest(home, cc_root)
+    hit = search(home.db, "november").hits[0]
     assert hit.session_id == sid and hit.sidechain
-    assert not search(app.db, "november", SearchFilters(sidechains=False)).hits
-    main_view = session_messages(app.db, sid, conversational_only=True, sidechains=False)
+    assert not search(home.db, "november", SearchFilters(sidechains=False)).hits
+    main_view = session_messages(home.db, sid, conversational_only=True, sidechains=False)
     assert [m.text for m in main_view] == ["main thread mike"]
-    assert resolve_session(app.db, sid).message_count == 1
+    assert resolve_session(home.db, sid).message_count == 1
 
 
 def test_secrets_are_masked_in_the_index_but_not_in_the_transcript(
-    app: Home, cc_root: Path
+    home: Home, cc_root: Path
 ) -> None:
     secret = "sk-ant-api03-" + "A1b2C3d4" * 8
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", "u1", f"my key is {secret} please keep it oscar")])
-    ingest(app, cc_root)
-    (text,) = app.db.execute("SELECT text FROM entries").fetchone()
+    ingest(home, cc_root)
+    (text,) = home.db.execute("SELECT text FROM entries").fetchone()
     assert secret not in text and "oscar" in text
-    assert not search(app.db, "A1b2C3d4A1b2C3d4*").hits
+    assert not search(home.db, "A1b2C3d4A1b2C3d4*").hits
     assert secret in path.read_text()
 
 
-def test_conversations_split_at_gaps_and_turn_ready(app: Home, cc_root: Path) -> None:
+def test_conversations_split_at_gaps_and_turn_ready(home: Home, cc_root: Path) -> None:
     lines = []
     for i, ts in enumerate(
         ["2026-01-01T10:00:00.000Z", "2026-01-01T10:05:00.000Z", "2026-01-01T12:00:00.000Z"]
@@ -249,68 +249,68 @@ def test_conversations_split_at_gaps_and_turn_ready(app: Home, cc_root: Path) ->
         line["timestamp"] = ts
         lines.append(line)
     write_lines(cc_root / "p" / "s1.jsonl", lines)
-    ingest(app, cc_root)
-    rows = app.db.execute(
+    ingest(home, cc_root)
+    rows = home.db.execute(
         "SELECT message_count, status, first_line, last_line FROM conversations ORDER BY id"
     ).fetchall()
     assert rows == [(2, "ready", 1, 2), (1, "ready", 3, 3)]
     # Archived conversations are never reopened: new lines start a new one.
-    app.db.execute("UPDATE conversations SET status = 'archived'")
+    home.db.execute("UPDATE conversations SET status = 'archived'")
     extra = cc_user("s1", "u9", "late reply")
     extra["timestamp"] = "2026-01-01T12:01:00.000Z"
     with (cc_root / "p" / "s1.jsonl").open("a") as handle:
         handle.write(json.dumps(extra) + "\n")
-    ingest(app, cc_root)
-    statuses = [r[0] for r in app.db.execute("SELECT status FROM conversations ORDER BY id")]
+    ingest(home, cc_root)
+    statuses = [r[0] for r in home.db.execute("SELECT status FROM conversations ORDER BY id")]
     assert statuses == ["archived", "archived", "ready"]
 
 
-def test_recover_rolls_back_a_crashed_import(app: Home, cc_root: Path) -> None:
+def test_recover_rolls_back_a_crashed_import(home: Home, cc_root: Path) -> None:
     path = cc_root / "p" / "s1.jsonl"
     write_lines(path, [cc_user("s1", f"u{i}", f"line {i}") for i in range(5)])
-    ingest(app, cc_root)
-    clean = entry_rows(app)
+    ingest(home, cc_root)
+    clean = entry_rows(home)
     # Simulate a crash that left entries past the committed offset and the status set.
-    app.db.execute(
+    home.db.execute(
         "UPDATE files SET status = 'ingesting', last_line = 3, \"offset\" = ?",
         (sum(len(line) for line in path.read_bytes().splitlines(keepends=True)[:3]),),
     )
-    assert app.ingestor().recover() == 1
-    assert len(entry_rows(app)) == 3
-    ingest(app, cc_root)
-    assert entry_rows(app) == clean
+    assert home.ingestor().recover() == 1
+    assert len(entry_rows(home)) == 3
+    ingest(home, cc_root)
+    assert entry_rows(home) == clean
 
 
-def test_file_keys_make_backup_and_live_copies_one_file(app: Home, tmp_path: Path) -> None:
+def test_file_keys_make_backup_and_live_copies_one_file(home: Home, tmp_path: Path) -> None:
     line = cc_user("s1", "u1", "papa quebec")
     write_lines(tmp_path / "backup" / "proj" / "s1.jsonl", [line])
     write_lines(tmp_path / "live" / "proj" / "s1.jsonl", [line])
-    ingest(app, tmp_path / "backup")
-    ingest(app, tmp_path / "live")
-    assert len(entry_rows(app)) == 1
-    assert app.db.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+    ingest(home, tmp_path / "backup")
+    ingest(home, tmp_path / "live")
+    assert len(entry_rows(home)) == 1
+    assert home.db.execute("SELECT count(*) FROM files").fetchone()[0] == 1
 
 
-def test_memory_files_are_chunked_and_rechunked_on_change(app: Home) -> None:
-    workspace = app.paths.workspace
+def test_memory_files_are_chunked_and_rechunked_on_change(home: Home) -> None:
+    workspace = home.paths.workspace
     (workspace / "memory").mkdir(parents=True)
     (workspace / "MEMORY.md").write_text("# Memory\n\n## Tools\nUse ripgrep romeo.\n")
-    app.ingest_all()
-    hit = search(app.db, "romeo").hits[0]
+    home.ingest_all()
+    hit = search(home.db, "romeo").hits[0]
     assert hit.source == "memory" and hit.file == "MEMORY.md" and hit.line >= 3
     (workspace / "MEMORY.md").write_text("# Memory\n\n## Tools\nUse ripgrep sierra.\n")
     os.utime(workspace / "MEMORY.md", (1, 1))
-    app.ingest_all()
-    assert not search(app.db, "romeo").hits
-    assert search(app.db, "sierra").hits
+    home.ingest_all()
+    assert not search(home.db, "romeo").hits
+    assert search(home.db, "sierra").hits
 
 
 @pytest.mark.parametrize("reimport", [False, True])
-def test_demo_archive_ingests_all_three_formats(demo_app: Home, reimport: bool) -> None:
+def test_demo_archive_ingests_all_three_formats(demo_home: Home, reimport: bool) -> None:
     if reimport:
-        demo_app.reindex()
-    sources = {s.source for s in list_sessions(demo_app.db)}
+        demo_home.reindex()
+    sources = {s.source for s in list_sessions(demo_home.db)}
     assert sources == {"claude-code", "openclaw", "native"}
-    assert search(demo_app.db, "Kyoto").hits[0].source == "openclaw"
-    assert search(demo_app.db, "flush", SearchFilters(source="native")).hits
-    assert search(demo_app.db, "世界").hits
+    assert search(demo_home.db, "Kyoto").hits[0].source == "openclaw"
+    assert search(demo_home.db, "flush", SearchFilters(source="native")).hits
+    assert search(demo_home.db, "世界").hits

@@ -81,8 +81,8 @@ def work_items(root: Path, mtime: float | None = None) -> list[WorkItem]:
     ]  # fmt: skip
 
 
-def dump(app: Home) -> dict[str, list[tuple[Any, ...]]]:
-    return {name: app.db.execute(sql).fetchall() for name, sql in TABLES.items()}
+def dump(home: Home) -> dict[str, list[tuple[Any, ...]]]:
+    return {name: home.db.execute(sql).fetchall() for name, sql in TABLES.items()}
 
 
 def ingest(home: Path, roots: list[SourceRoot], *, worker: bool) -> dict[str, Any]:

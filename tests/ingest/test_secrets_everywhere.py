@@ -117,25 +117,25 @@ def _every_text(db_path: Path) -> list[str]:
     return found
 
 
-def test_planted_secrets_are_in_no_table_and_no_database_file(app: Any, tmp_path: Path) -> None:
+def test_planted_secrets_are_in_no_table_and_no_database_file(home: Any, tmp_path: Path) -> None:
     openclaw_root = tmp_path / "openclaw-agents"
-    planted = _plant(Path(app.config.sources.claude_code_path), openclaw_root)
+    planted = _plant(Path(home.config.sources.claude_code_path), openclaw_root)
     before = {path: path.read_bytes() for path in planted}
 
-    stats = app.ingest_all()
-    report = health(app.db, app.paths, "no-such-claude")
+    stats = home.ingest_all()
+    report = health(home.db, home.paths, "no-such-claude")
 
     assert stats.entries > 0
     shown = json.dumps(report.to_json())
-    texts = _every_text(app.paths.database)
+    texts = _every_text(home.paths.database)
     assert any("[masked]" in text for text in texts)
     for secret in RAW:
         for piece in (secret, secret[len(secret) // 2 :]):  # a cut-off secret leaks too
             assert piece not in shown, piece
             assert not any(piece in text for text in texts), piece
-    app.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    home.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     for suffix in ("", "-wal"):
-        file = Path(str(app.paths.database) + suffix)
+        file = Path(str(home.paths.database) + suffix)
         if file.exists():
             data = file.read_bytes()
             for secret in RAW:

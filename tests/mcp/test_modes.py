@@ -23,31 +23,31 @@ class Nearest:
         return [(r[0], text_hash(embed_text(*r[1:])), 0.5) for r in self.rows[:limit]]
 
 
-def test_default_is_hybrid_with_a_vector_side_and_hits_say_who_found_them(demo_app: Home) -> None:
-    tools = MemoryTools(demo_app.db, Nearest(demo_app))
+def test_default_is_hybrid_with_a_vector_side_and_hits_say_who_found_them(demo_home: Home) -> None:
+    tools = MemoryTools(demo_home.db, Nearest(demo_home))
     hits = tools.search("sqlite", max_results=20)["results"]
     assert {h["found_by"] for h in hits} >= {"both", "semantic"}
-    keyword = MemoryTools(demo_app.db).search("sqlite", max_results=20)["results"]
+    keyword = MemoryTools(demo_home.db).search("sqlite", max_results=20)["results"]
     assert {h["found_by"] for h in keyword} == {"keyword"}
 
 
-def test_semantic_mode_answers_a_query_no_word_matches(demo_app: Home) -> None:
-    tools = MemoryTools(demo_app.db, Nearest(demo_app))
+def test_semantic_mode_answers_a_query_no_word_matches(demo_home: Home) -> None:
+    tools = MemoryTools(demo_home.db, Nearest(demo_home))
     assert tools.search("zzqx", mode="keyword")["results"] == []
     hits = tools.search("zzqx", mode="semantic")["results"]
     assert hits and {h["found_by"] for h in hits} == {"semantic"}
 
 
-def test_a_bad_mode_is_one_sentence(demo_app: Home) -> None:
+def test_a_bad_mode_is_one_sentence(demo_home: Home) -> None:
     with pytest.raises(ToolInputError, match="mode"):
-        MemoryTools(demo_app.db).search("sqlite", mode="fuzzy")
+        MemoryTools(demo_home.db).search("sqlite", mode="fuzzy")
 
 
-def test_a_vector_side_that_cannot_answer_falls_back_and_says_why(demo_app: Home) -> None:
+def test_a_vector_side_that_cannot_answer_falls_back_and_says_why(demo_home: Home) -> None:
     class Broken:
         def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
             raise ClawbackError("nothing is embedded yet (run `clawback embed`)")
 
-    answer = MemoryTools(demo_app.db, Broken()).search("sqlite")
+    answer = MemoryTools(demo_home.db, Broken()).search("sqlite")
     assert answer["results"] and {h["found_by"] for h in answer["results"]} == {"keyword"}
     assert answer["note"].startswith("nothing is embedded yet")

@@ -72,8 +72,8 @@ class StdioClient:
 
 
 @pytest.fixture
-def client(app: Home) -> Iterator[StdioClient]:
-    env = {**os.environ, "CLAWBACK_HOME": str(app.paths.home)}
+def client(home: Home) -> Iterator[StdioClient]:
+    env = {**os.environ, "CLAWBACK_HOME": str(home.paths.home)}
     server = StdioClient([*clawback_command(), "mcp"], env)
     try:
         yield server
@@ -94,14 +94,14 @@ def _initialize(client: StdioClient) -> dict[str, Any]:
 
 
 def test_a_client_initializes_lists_and_calls_the_tools(
-    app: Home, cc_root: Path, client: StdioClient
+    home: Home, cc_root: Path, client: StdioClient
 ) -> None:
     write_lines(
         cc_root / "proj" / f"{SID}.jsonl",
         [cc_user(SID, "u1", "How do we rotate the staging certificates?"),
          cc_assistant(SID, "a1", [{"type": "text", "text": "Run certbot renew on staging."}])],
     )  # fmt: skip
-    app.ingest_all()
+    home.ingest_all()
     init = _initialize(client)
     assert init["serverInfo"]["name"] == "clawback" and "tools" in init["capabilities"]
     tools = {tool["name"]: tool for tool in client.request("tools/list")["tools"]}
@@ -122,12 +122,12 @@ def test_a_client_initializes_lists_and_calls_the_tools(
 
 
 def test_an_ingest_during_the_session_is_seen_without_a_restart(
-    app: Home, cc_root: Path, client: StdioClient
+    home: Home, cc_root: Path, client: StdioClient
 ) -> None:
     _initialize(client)
     assert client.call("memory_search", query="quokka")["structuredContent"]["results"] == []
     write_lines(cc_root / "proj" / f"{SID}.jsonl", [cc_user(SID, "u1", "the quokka migration")])
-    app.ingest_all()  # another process's write, as far as the server is concerned
+    home.ingest_all()  # another process's write, as far as the server is concerned
     [hit] = client.call("memory_search", query="quokka")["structuredContent"]["results"]
     assert hit["session_id"] == SID
 

@@ -19,8 +19,8 @@ OTHER = "99999999-2222-4333-8444-555555555555"
 
 
 @pytest.fixture
-def tools(demo_app: Home) -> MemoryTools:
-    return MemoryTools(demo_app.db)
+def tools(demo_home: Home) -> MemoryTools:
+    return MemoryTools(demo_home.db)
 
 
 def test_hits_carry_the_contract_fields_and_their_refs_read_back(tools: MemoryTools) -> None:
@@ -52,14 +52,14 @@ def test_a_message_comes_back_whole_with_its_neighbours_in_order(tools: MemoryTo
 
 
 def test_memory_files_are_searched_and_read_with_their_line_numbers(
-    demo_app: Home, tools: MemoryTools
+    demo_home: Home, tools: MemoryTools
 ) -> None:
     [hit] = tools.search("hotels")["results"]
     assert hit["source"] == "memory" and hit["ref"] == "memory:MEMORY.md#L3"
     assert hit["session_title"].startswith("MEMORY.md lines 3-5")
     read = tools.get(hit["ref"], context=0)
     assert read["file"] == "MEMORY.md"
-    lines = (demo_app.workspace / "MEMORY.md").read_text().splitlines()
+    lines = (demo_home.workspace / "MEMORY.md").read_text().splitlines()
     [target] = read["messages"]
     assert (target["line"], target["end_line"]) == (3, 5)
     for numbered in target["text"].splitlines():
@@ -89,7 +89,7 @@ def test_a_session_id_gives_its_outline(tools: MemoryTools) -> None:
     assert tools.get(hit["session_id"][:8])["session_id"] == hit["session_id"]
 
 
-def _long_archive(app: Home, cc_root: Path, sessions: int, words: int) -> None:
+def _long_archive(home: Home, cc_root: Path, sessions: int, words: int) -> None:
     filler = " ".join(f"word{i} common" for i in range(words))
     for s in range(sessions):
         sid = f"{s:08d}-2222-4333-8444-555555555555"
@@ -100,29 +100,29 @@ def _long_archive(app: Home, cc_root: Path, sessions: int, words: int) -> None:
                 cc_assistant(sid, f"a{s}", [{"type": "text", "text": filler}]),
             ],
         )
-    app.ingest_all()
+    home.ingest_all()
 
 
 def test_a_broad_search_stays_bounded_by_trimming_snippets_not_hits(
-    app: Home, cc_root: Path
+    home: Home, cc_root: Path
 ) -> None:
-    _long_archive(app, cc_root, sessions=60, words=400)
-    answer = MemoryTools(app.db).search("common", max_results=50)
+    _long_archive(home, cc_root, sessions=60, words=400)
+    answer = MemoryTools(home.db).search("common", max_results=50)
     assert len(answer["results"]) == 50
     assert len(dumps(answer)) <= SEARCH_BUDGET < MAX_ANSWER_CHARS
     assert all("«common»" in hit["snippet"] for hit in answer["results"])
     assert "max_results" in answer["note"]
-    assert len(MemoryTools(app.db).search("common", max_results=500)["results"]) == 50
+    assert len(MemoryTools(home.db).search("common", max_results=500)["results"]) == 50
 
 
-def test_a_message_longer_than_an_answer_is_read_in_parts(app: Home, cc_root: Path) -> None:
+def test_a_message_longer_than_an_answer_is_read_in_parts(home: Home, cc_root: Path) -> None:
     text = "".join(f"line {i} of a very long tool output\n" for i in range(4000))  # ~140 kB
     write_lines(
         cc_root / "proj" / f"{SID}.jsonl",
         [cc_user(SID, "u1", "dump it"), cc_assistant(SID, "a1", [{"type": "text", "text": text}])],
     )
-    app.ingest_all()
-    tools = MemoryTools(app.db)
+    home.ingest_all()
+    tools = MemoryTools(home.db)
     ref = tools.search('"line 3999"')["results"][0]["ref"]
     parts, answers = [], 0
     while ref:
@@ -135,7 +135,7 @@ def test_a_message_longer_than_an_answer_is_read_in_parts(app: Home, cc_root: Pa
     assert "".join(parts) == text and answers > 3
 
 
-def test_neighbours_never_come_from_another_session(app: Home, cc_root: Path) -> None:
+def test_neighbours_never_come_from_another_session(home: Home, cc_root: Path) -> None:
     write_lines(
         cc_root / "proj" / f"{SID}.jsonl",
         [
@@ -150,8 +150,8 @@ def test_neighbours_never_come_from_another_session(app: Home, cc_root: Path) ->
             cc_assistant(OTHER, "a2", [{"type": "text", "text": "mangos answer"}]),
         ],
     )
-    app.ingest_all()
-    tools = MemoryTools(app.db)
+    home.ingest_all()
+    tools = MemoryTools(home.db)
     ref = tools.search("mangos", kind="text", max_results=1)["results"][0]["ref"]
     read = tools.get(ref, context=5)
     assert "kiwis" not in json.dumps(read)
@@ -215,15 +215,15 @@ def test_refused_and_unknown_refs_are_errors(tools: MemoryTools, ref: str) -> No
     assert "\n" not in str(caught.value)
 
 
-def test_a_symlink_out_of_the_workspace_is_never_read(app: Home, tmp_path: Path) -> None:
+def test_a_symlink_out_of_the_workspace_is_never_read(home: Home, tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
     outside.write_text("# Outside\n\nfirst version\n")
-    folder = app.workspace / "memory"
+    folder = home.workspace / "memory"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "link.md").symlink_to(outside)
-    app.ingest_all()
+    home.ingest_all()
     outside.write_text("# Outside\n\nSECRET written after indexing\n")
-    tools = MemoryTools(app.db)
+    tools = MemoryTools(home.db)
     for ref in ("memory:memory/link.md#L1", "memory:memory/link.md#L3"):
         try:
             read = tools.get(ref)
@@ -232,13 +232,15 @@ def test_a_symlink_out_of_the_workspace_is_never_read(app: Home, tmp_path: Path)
         assert "SECRET" not in json.dumps(read)
 
 
-def test_an_open_connection_sees_entries_ingested_after_it_opened(app: Home, cc_root: Path) -> None:
-    reader = Home.open(app.paths.home)
+def test_an_open_connection_sees_entries_ingested_after_it_opened(
+    home: Home, cc_root: Path
+) -> None:
+    reader = Home.open(home.paths.home)
     try:
         tools = MemoryTools(reader.db)
         assert tools.search("zebracorn")["results"] == []
         write_lines(cc_root / "proj" / f"{SID}.jsonl", [cc_user(SID, "u1", "the zebracorn")])
-        app.ingest_all()
+        home.ingest_all()
         [hit] = tools.search("zebracorn")["results"]
         assert hit["session_id"] == SID
     finally:

@@ -54,16 +54,16 @@ def test_a_tool_call_line_is_indexed_as_a_folded_tool_use() -> None:
     assert entry.display == "memory_get: fact:3" and json.loads(entry.text) == {"ref": "fact:3"}
 
 
-async def test_a_turn_that_used_a_tool_shows_it_before_the_reply(app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_turn_that_used_a_tool_shows_it_before_the_reply(home) -> None:  # type: ignore[no-untyped-def]
     runner = ReplayRunner("claude")
     engine = ChatEngine(
-        app.db, app.paths, app.config.chat, index=app.ingest_changed, runner=runner, tz=UTC
+        home.db, home.paths, home.config.chat, index=home.ingest_changed, runner=runner, tz=UTC
     )
     seen: list[Any] = []
     outcome = await engine.run_turn("what did we decide about sqlite?", on_event=seen.append)
     assert outcome.reply == "Done." and runner.kwargs["tools"] is not None
     assert [e.summary for e in seen if isinstance(e, ToolCalled)] == ["memory_search: sqlite wal"]
-    shown = session_messages(app.db, outcome.session.id)
+    shown = session_messages(home.db, outcome.session.id)
     assert [(m.role, m.kind, m.display or m.text) for m in shown] == [
         ("user", "text", "what did we decide about sqlite?"),
         ("assistant", "tool_use", "memory_search: sqlite wal"),

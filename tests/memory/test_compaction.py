@@ -47,12 +47,12 @@ def lines(session: ChatSession) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.transcript_path.read_text().splitlines()]
 
 
-def ledger(app) -> list[tuple[Any, ...]]:
-    return app.db.execute("SELECT * FROM compactions").fetchall()
+def ledger(home) -> list[tuple[Any, ...]]:
+    return home.db.execute("SELECT * FROM compactions").fetchall()
 
 
 async def test_compaction_keeps_every_line_and_records_everything(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 10)
     before = session.transcript_path.read_bytes()
@@ -71,18 +71,18 @@ async def test_compaction_keeps_every_line_and_records_everything(
     now = engine.store.require(session.id)
     assert now.compaction_count == 1 and now.total_tokens == record.tokens_after
     assert now.message_count == session.message_count
-    (row,) = list_compactions(app.db, session.id)
+    (row,) = list_compactions(home.db, session.id)
     assert (row.session_id, row.messages_removed, row.summary) == (session.id, 4, SUMMARY)
     assert (row.tokens_before, row.tokens_after) == (record.tokens_before, record.tokens_after)
     assert row.first_kept_id == f"{session.id[:8]}-m4" and row.model == "claude-opus-5-5"
-    assert list_compactions(app.db) == [row] and list_compactions(app.db, "other") == []
+    assert list_compactions(home.db) == [row] and list_compactions(home.db, "other") == []
     assert [m.content for m in compacted_messages(row)] == [
         f"message {i} about the garden" for i in range(4)
     ]
     # the summary was searchable at once, and the compacted messages still are
-    (hit,) = search(app.db, "xylophonic").hits
+    (hit,) = search(home.db, "xylophonic").hits
     assert hit.session_id == session.id and hit.kind == "compaction"
-    assert len(search(app.db, '"message 0 about"').hits) == 1
+    assert len(search(home.db, '"message 0 about"').hits) == 1
     # the summarization call used the compaction prompt over the compacted messages only
     call = fake_claude.last_call()
     assert call["argv"][call["argv"].index("--system-prompt") + 1] == COMPACTION_PROMPT
@@ -108,7 +108,7 @@ async def test_the_next_turn_sees_the_summary_and_the_kept_messages_only(
 
 
 async def test_a_second_compaction_summarizes_the_first(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 8)
     fake_claude.reply(SUMMARY)
@@ -118,7 +118,7 @@ async def test_a_second_compaction_summarizes_the_first(
     await Compactor(engine).compact(session)
     stdin = fake_claude.last_call()["stdin"]
     assert f"<earlier-summary>\n{SUMMARY}\n</earlier-summary>" in stdin
-    newest, oldest = list_compactions(app.db, session.id)
+    newest, oldest = list_compactions(home.db, session.id)
     assert (oldest.summary, newest.summary) == (SUMMARY, "Second summary.")
     assert [m.content.split()[1] for m in compacted_messages(oldest)] == ["0", "1"]
     assert [m.content.split()[1] for m in compacted_messages(newest)] == ["2", "3", "4", "5"]
@@ -128,7 +128,7 @@ async def test_a_second_compaction_summarizes_the_first(
 
 @pytest.mark.parametrize("how", ["err429", "err529", "timeout", "empty", "no_reply"])
 async def test_a_failed_compaction_leaves_everything_as_it_was(
-    engine: ChatEngine, fake_claude: FakeClaude, app, how: str
+    engine: ChatEngine, fake_claude: FakeClaude, home, how: str
 ) -> None:
     session = seed(engine, 10)
     transcript = session.transcript_path.read_bytes()
@@ -147,11 +147,11 @@ async def test_a_failed_compaction_leaves_everything_as_it_was(
         await compactor.compact(session)
     assert session.transcript_path.read_bytes() == transcript
     assert engine.store.require(session.id) == session
-    assert ledger(app) == []
+    assert ledger(home) == []
 
 
 async def test_a_failing_transcript_write_rolls_the_database_back(
-    engine: ChatEngine, fake_claude: FakeClaude, app, monkeypatch: pytest.MonkeyPatch
+    engine: ChatEngine, fake_claude: FakeClaude, home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
@@ -164,11 +164,11 @@ async def test_a_failing_transcript_write_rolls_the_database_back(
     monkeypatch.setattr(Transcript, "append", broken)
     with pytest.raises(OSError):
         compactor.commit(proposal)
-    assert engine.store.require(session.id) == session and ledger(app) == []
+    assert engine.store.require(session.id) == session and ledger(home) == []
 
 
 async def test_propose_then_confirm_or_cancel(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 9)
     fake_claude.reply(SUMMARY)
@@ -178,7 +178,7 @@ async def test_propose_then_confirm_or_cancel(
     assert proposal.summary == SUMMARY and proposal.messages_removed == 7
     assert [m.id for m in proposal.kept] == [f"{session.id[:8]}-m7", f"{session.id[:8]}-m8"]
     assert proposal.tokens_after < proposal.tokens_before
-    assert session.transcript_path.read_bytes() == transcript and ledger(app) == []
+    assert session.transcript_path.read_bytes() == transcript and ledger(home) == []
     seen: list[int] = []
 
     def cancel(p: Any) -> bool:
@@ -192,7 +192,7 @@ async def test_propose_then_confirm_or_cancel(
         return True
 
     assert await compactor.compact(session, keep=2, confirm=accept) is not None
-    assert len(ledger(app)) == 1
+    assert len(ledger(home)) == 1
 
 
 async def test_a_stale_proposal_is_refused(engine: ChatEngine, fake_claude: FakeClaude) -> None:
@@ -230,7 +230,7 @@ async def test_long_messages_are_cut_to_fit_the_summarization_call(
 
 
 async def test_facts_are_extracted_from_the_compacted_messages_in_the_background(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
@@ -242,11 +242,11 @@ async def test_facts_are_extracted_from_the_compacted_messages_in_the_background
          "The greenhouse gets three raised beds.", "context": "", "message_id": "m2"}]}
     )  # fmt: skip
     reports: list[str] = []
-    task = start_fact_extraction(app.db, engine.runner, proposal, report=reports.append)
+    task = start_fact_extraction(home.db, engine.runner, proposal, report=reports.append)
     assert not task.done()  # started, not awaited: the chat goes on meanwhile
     changes = await task
     assert [c.action.value for c in changes] == ["add"]
-    (fact,) = FactStore(app.db).list()
+    (fact,) = FactStore(home.db).list()
     assert fact.session_id == session.id and fact.message_id == f"{session.id[:8]}-m1"
     assert reports == ["Knowledge from the compacted messages: 1 new fact(s)."]
     call = fake_claude.last_call()
@@ -255,7 +255,7 @@ async def test_facts_are_extracted_from_the_compacted_messages_in_the_background
 
 
 async def test_a_failed_extraction_is_only_reported(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
@@ -264,15 +264,17 @@ async def test_a_failed_extraction_is_only_reported(
     compactor.commit(proposal)
     fake_claude.mode("err429")
     reports: list[str] = []
-    assert await start_fact_extraction(app.db, engine.runner, proposal, report=reports.append) == []
+    assert (
+        await start_fact_extraction(home.db, engine.runner, proposal, report=reports.append) == []
+    )
     (report,) = reports
     assert report.startswith("Knowledge extraction after the compaction failed:")
-    assert FactStore(app.db).list() == []
+    assert FactStore(home.db).list() == []
     assert engine.store.require(session.id).compaction_count == 1
 
 
 async def test_cancelling_the_extraction_stops_claude(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
@@ -280,7 +282,7 @@ async def test_cancelling_the_extraction_stops_claude(
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("hang")
-    task = start_fact_extraction(app.db, engine.runner, proposal, report=lambda _: None)
+    task = start_fact_extraction(home.db, engine.runner, proposal, report=lambda _: None)
     await until(fake_claude.calls, "claude to start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -14,22 +14,22 @@ from .test_librarian import PAYLOAD, conversation, statuses
 
 
 async def test_an_edited_fact_survives_reindex_and_extraction_again(
-    app: Home, cc_root: Path, fake_claude: FakeClaude
+    home: Home, cc_root: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(cc_root / "proj" / "long.jsonl", "long", 3)
-    app.ingest_all()
+    home.ingest_all()
     fake_claude.structured(PAYLOAD)
-    await app.librarian(fake_claude.runner()).process()
-    store = FactStore(app.db)
+    await home.librarian(fake_claude.runner()).process()
+    store = FactStore(home.db)
     (port,) = [f for f in store.list() if f.type == "config"]
     assert port.content == "Billing listens on port 5432" and port.message_id == "long-a1"
     store.edit(port.id, "Billing listens on port 6432")
     before = {(f.id, f.content) for f in store.list(include_superseded=True)}
 
-    app.reindex()
-    assert statuses(app) == {"long": "ready"}  # extraction will run again...
-    report = await app.librarian(fake_claude.runner()).process()
-    assert statuses(app) == {"long": "archived"} and len(fake_claude.calls()) == 2
+    home.reindex()
+    assert statuses(home) == {"long": "ready"}  # extraction will run again...
+    report = await home.librarian(fake_claude.runner()).process()
+    assert statuses(home) == {"long": "archived"} and len(fake_claude.calls()) == 2
     (outcome,) = report.conversations
     assert outcome.counts()["supersede"] == 0 and outcome.counts()["add"] == 0
 

@@ -47,8 +47,8 @@ def clock_fixture() -> Clock:
 
 
 @pytest.fixture(name="engine")
-def engine_fixture(app, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:
-    return app.chat_engine(runner=fake_claude.runner(timeout=10.0), clock=clock, tz=UTC)
+def engine_fixture(home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:
+    return home.chat_engine(runner=fake_claude.runner(timeout=10.0), clock=clock, tz=UTC)
 
 
 def seed(
@@ -154,7 +154,7 @@ def test_no_reply_detection(reply: str, empty: bool) -> None:
 
 
 async def test_propose_writes_nothing_and_returns_the_diff(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 4, words="we talked about tomatoes")
     fake_claude.reply(NOTES)
@@ -162,7 +162,7 @@ async def test_propose_writes_nothing_and_returns_the_diff(
     proposal = await flush.propose(session)
     assert proposal.notes == NOTES and not proposal.empty
     assert proposal.target_name == "memory/2026-05-01.md"
-    assert not proposal.target.exists() and not (app.paths.workspace / "memory").exists()
+    assert not proposal.target.exists() and not (home.paths.workspace / "memory").exists()
     assert engine.store.require(session.id) == session  # nothing recorded either
     assert proposal.diff.startswith("--- a/memory/2026-05-01.md\n+++ b/memory/2026-05-01.md\n")
     assert "+# 2026-05-01\n" in proposal.diff
@@ -177,12 +177,12 @@ async def test_propose_writes_nothing_and_returns_the_diff(
 
 
 async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 4)
     engine.store.set_label(session.id, "Garden plans")
     session = engine.store.require(session.id)
-    existing = app.paths.workspace / "memory" / "2026-05-01.md"
+    existing = home.paths.workspace / "memory" / "2026-05-01.md"
     existing.parent.mkdir(parents=True)
     existing.write_text("# 2026-05-01\n\nWritten by hand.\n")
     fake_claude.reply(NOTES)
@@ -201,18 +201,18 @@ async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
     )
     after = engine.store.require(session.id)
     assert after.memory_flush_compaction_count == 0 and after.memory_flush_at is not None
-    (hit,) = search(app.db, "quokkaberry").hits
+    (hit,) = search(home.db, "quokkaberry").hits
     assert hit.source == "memory"
 
 
 async def test_apply_never_writes_through_a_symlinked_backup(
-    engine: ChatEngine, fake_claude: FakeClaude, app, tmp_path: Path
+    engine: ChatEngine, fake_claude: FakeClaude, home, tmp_path: Path
 ) -> None:
     """Issue 11: ``flush --yes`` replaced the file a ``<today>.md.bak`` link pointed at."""
     session = seed(engine, 4)
     outside = tmp_path / "outside.md"
     outside.write_text("NOT YOURS\n")
-    note = app.paths.workspace / "memory" / "2026-05-01.md"
+    note = home.paths.workspace / "memory" / "2026-05-01.md"
     note.parent.mkdir(parents=True)
     note.write_text("# 2026-05-01\n")
     note.with_name("2026-05-01.md.bak").symlink_to(outside)
@@ -225,7 +225,7 @@ async def test_apply_never_writes_through_a_symlinked_backup(
 
 
 async def test_no_reply_writes_nothing_but_counts_as_the_cycles_flush(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = with_usage(engine, seed(engine, 4), 195_000)
     fake_claude.reply("NO_REPLY")
@@ -233,7 +233,7 @@ async def test_no_reply_writes_nothing_but_counts_as_the_cycles_flush(
     proposal = await flush.propose(session)
     assert proposal.empty and proposal.notes == "" and proposal.diff == "" and proposal.block == ""
     assert flush.apply(proposal) is None
-    assert not (app.paths.workspace / "memory" / "2026-05-01.md").exists()
+    assert not (home.paths.workspace / "memory" / "2026-05-01.md").exists()
     assert not flush.should_flush(engine.store.require(session.id))
 
 
@@ -246,18 +246,18 @@ async def test_a_session_with_nothing_said_calls_no_claude(
 
 
 async def test_a_failed_flush_changes_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 4)
     fake_claude.mode("err429")
     with pytest.raises(ClaudeRateLimited):
         await engine.hooks.flush.run(session)
     assert engine.store.require(session.id) == session
-    assert not (app.paths.workspace / "memory").exists()
+    assert not (home.paths.workspace / "memory").exists()
 
 
 async def test_secrets_in_the_notes_are_masked(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply("- The deploy key is sk-ant-api03-" + "a1B2c3D4" * 8)
@@ -274,7 +274,7 @@ EDITED = "- Alice grows Green Zebra tomatoes now.\n- Next: compost from the co-o
 
 
 async def test_edited_notes_replace_the_proposal_under_the_same_heading(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 4)
     fake_claude.reply(NOTES)
@@ -296,7 +296,7 @@ async def test_edited_notes_replace_the_proposal_under_the_same_heading(
 
 
 async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     fake_claude.reply(NOTES)
     proposal = await engine.hooks.flush.propose(seed(engine, 2))
@@ -310,7 +310,7 @@ async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
 
 
 async def test_edited_notes_are_masked_and_blank_ones_write_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply(NOTES)

@@ -71,8 +71,8 @@ def conversation(
     write_lines(path, [*lines, *extra])
 
 
-def statuses(app: Home) -> dict[str | None, str]:
-    rows = app.db.execute("SELECT session_id, status FROM conversations").fetchall()
+def statuses(home: Home) -> dict[str | None, str]:
+    rows = home.db.execute("SELECT session_id, status FROM conversations").fetchall()
     return dict(rows)
 
 
@@ -81,8 +81,8 @@ def src(tmp_path: Path) -> Path:
     return tmp_path / "src" / "proj"
 
 
-def ingest(app: Home, *files: Path) -> None:
-    app.ingest_paths(list(files), Source.CLAUDE_CODE)
+def ingest(home: Home, *files: Path) -> None:
+    home.ingest_paths(list(files), Source.CLAUDE_CODE)
 
 
 # -- extraction ------------------------------------------------------------------------------
@@ -159,7 +159,7 @@ class Watching(ClaudeRunner):
         return await super().run(prompt, **kwargs)
 
 
-async def test_ready_processing_archived(app: Home, src: Path, fake_claude: FakeClaude) -> None:
+async def test_ready_processing_archived(home: Home, src: Path, fake_claude: FakeClaude) -> None:
     tool_use = cc_assistant("long", "long-t", [{"type": "tool_use", "id": "t1", "name": "Bash",
                             "input": {"command": "cat .env"}}])  # fmt: skip
     tool_result = cc_user("long", "long-r", [{"type": "tool_result", "tool_use_id": "t1",
@@ -169,21 +169,21 @@ async def test_ready_processing_archived(app: Home, src: Path, fake_claude: Fake
     tool_use["timestamp"] = tool_result["timestamp"] = stamp
     conversation(src / "long.jsonl", "long", 3, extra=[tool_use, tool_result])
     conversation(src / "short.jsonl", "short", 2)  # 4 messages < 5
-    ingest(app, src / "long.jsonl", src / "short.jsonl")
-    assert set(statuses(app).values()) == {"ready"}
+    ingest(home, src / "long.jsonl", src / "short.jsonl")
+    assert set(statuses(home).values()) == {"ready"}
 
     fake_claude.structured(PAYLOAD)
-    runner = Watching(fake_claude, app.paths.database)
-    report = await app.librarian(runner).process()
+    runner = Watching(fake_claude, home.paths.database)
+    report = await home.librarian(runner).process()
 
-    assert statuses(app) == {"long": "archived", "short": "skipped"}
+    assert statuses(home) == {"long": "archived", "short": "skipped"}
     assert "processing" in runner.seen  # committed before the call
     assert len(fake_claude.calls()) == 1  # the short one cost nothing
     assert report.to_json()["archived"] == 1 and report.to_json()["skipped"] == 1
     (archived,) = [c for c in report.conversations if c.status == "archived"]
     assert archived.counts() == {"add": 3, "update": 0, "supersede": 0, "none": 0}
     assert archived.dropped_facts == 2
-    summary, processed_at = app.db.execute(
+    summary, processed_at = home.db.execute(
         "SELECT summary, processed_at FROM conversations WHERE session_id = 'long'"
     ).fetchone()
     assert summary == PAYLOAD["summary"] and processed_at
@@ -192,22 +192,22 @@ async def test_ready_processing_archived(app: Home, src: Path, fake_claude: Fake
     assert "(tool call) Bash: cat .env" in prompt and "RAW FILE CONTENT" not in prompt
     assert "[m1] " in prompt and " User: question 0 about billing" in prompt
 
-    facts = {f.type: f for f in FactStore(app.db).list()}
+    facts = {f.type: f for f in FactStore(home.db).list()}
     decision = facts["decision"]
     assert decision.session_id == "long" and decision.message_id == "long-a0"
     assert decision.conversation_id is not None and decision.source_ts is not None
 
 
 async def test_never_twice_and_new_lines_form_a_new_conversation(
-    app: Home, src: Path, fake_claude: FakeClaude
+    home: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     file = src / "s.jsonl"
     conversation(file, "s", 3, start=datetime.now(UTC) - timedelta(days=2))
-    ingest(app, file)
+    ingest(home, file)
     fake_claude.structured(PAYLOAD)
-    await app.librarian().process()  # the configured claude ($CLAWBACK_CLAUDE: the fake)
+    await home.librarian().process()  # the configured claude ($CLAWBACK_CLAUDE: the fake)
     assert len(fake_claude.calls()) == 1
-    again = await app.librarian().process()
+    again = await home.librarian().process()
     assert again.conversations == [] and len(fake_claude.calls()) == 1
 
     # the same session goes on a day later: a new conversation, processed on its own
@@ -218,10 +218,10 @@ async def test_never_twice_and_new_lines_form_a_new_conversation(
             handle.write(json.dumps(cc_user("s", f"late-u{i}", "more on billing", ts)) + "\n")
             reply = [{"type": "text", "text": "ok"}]
             handle.write(json.dumps(cc_assistant("s", f"late-a{i}", reply, ts)) + "\n")
-    ingest(app, file)
-    rows = app.db.execute("SELECT status FROM conversations ORDER BY id").fetchall()
+    ingest(home, file)
+    rows = home.db.execute("SELECT status FROM conversations ORDER BY id").fetchall()
     assert [r[0] for r in rows] == ["archived", "ready"]
-    report = await app.librarian().process()
+    report = await home.librarian().process()
     assert [c.status for c in report.conversations] == ["archived"]
     assert len(fake_claude.calls()) == 2
     assert "late" not in fake_claude.calls()[0]["stdin"]
@@ -231,80 +231,80 @@ async def test_never_twice_and_new_lines_form_a_new_conversation(
     assert report.conversations[0].counts()["none"] == 3
 
 
-async def test_limit_caps_claude_calls(app: Home, src: Path, fake_claude: FakeClaude) -> None:
+async def test_limit_caps_claude_calls(home: Home, src: Path, fake_claude: FakeClaude) -> None:
     for name in ("a", "b", "c"):
         conversation(src / f"{name}.jsonl", name, 3)
     conversation(src / "tiny.jsonl", "tiny", 1)
-    ingest(app, *(src / f"{n}.jsonl" for n in ("a", "b", "c", "tiny")))
+    ingest(home, *(src / f"{n}.jsonl" for n in ("a", "b", "c", "tiny")))
     fake_claude.structured({"summary": "s", "facts": []})
-    report = await app.librarian().process(limit=2)
+    report = await home.librarian().process(limit=2)
     assert len(fake_claude.calls()) == 2
-    assert sorted(statuses(app).values()) == ["archived", "archived", "ready", "skipped"]
+    assert sorted(statuses(home).values()) == ["archived", "archived", "ready", "skipped"]
     assert report.count("skipped") == 1
 
 
 async def test_a_crash_left_processing_is_recovered(
-    app: Home, src: Path, fake_claude: FakeClaude
+    home: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "s.jsonl", "s", 3)
-    ingest(app, src / "s.jsonl")
-    app.db.execute("UPDATE conversations SET status = 'processing'")  # a run died here
+    ingest(home, src / "s.jsonl")
+    home.db.execute("UPDATE conversations SET status = 'processing'")  # a run died here
     fake_claude.structured(PAYLOAD)
-    report = await app.librarian().process()
+    report = await home.librarian().process()
     assert report.recovered == 1
-    assert statuses(app) == {"s": "archived"}
-    assert len(FactStore(app.db).list()) == 3
+    assert statuses(home) == {"s": "archived"}
+    assert len(FactStore(home.db).list()) == 3
 
 
 async def test_claude_errors_leave_the_conversation_ready(
-    app: Home, src: Path, fake_claude: FakeClaude
+    home: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "a.jsonl", "a", 3, start=datetime.now(UTC) - timedelta(days=2))
     conversation(src / "b.jsonl", "b", 3)
-    ingest(app, src / "a.jsonl", src / "b.jsonl")
+    ingest(home, src / "a.jsonl", src / "b.jsonl")
 
     fake_claude.mode("crash")  # one bad call: reported, and the run goes on
-    report = await app.librarian().process()
+    report = await home.librarian().process()
     assert [c.status for c in report.conversations] == ["failed", "failed"]
     assert "crashed on purpose" in (report.conversations[0].error or "")
-    assert report.stopped is None and statuses(app) == {"a": "ready", "b": "ready"}
+    assert report.stopped is None and statuses(home) == {"a": "ready", "b": "ready"}
 
     fake_claude.mode("err429")  # the account is rate-limited: the rest would fail too
-    report = await app.librarian().process()
+    report = await home.librarian().process()
     assert len(report.conversations) == 1 and "429" in (report.stopped or "")
-    assert statuses(app) == {"a": "ready", "b": "ready"}
+    assert statuses(home) == {"a": "ready", "b": "ready"}
 
     fake_claude.mode("badjson")
-    report = await app.librarian().process(limit=1)
-    assert report.failed == 1 and statuses(app) == {"a": "ready", "b": "ready"}
-    assert FactStore(app.db).count(include_superseded=True) == 0
+    report = await home.librarian().process(limit=1)
+    assert report.failed == 1 and statuses(home) == {"a": "ready", "b": "ready"}
+    assert FactStore(home.db).count(include_superseded=True) == 0
 
     fake_claude.mode("success").structured(PAYLOAD)
-    report = await app.librarian().process()
-    assert statuses(app) == {"a": "archived", "b": "archived"}
+    report = await home.librarian().process()
+    assert statuses(home) == {"a": "archived", "b": "archived"}
 
 
 async def test_cancelling_returns_the_conversation_to_ready(
-    app: Home, src: Path, fake_claude: FakeClaude
+    home: Home, src: Path, fake_claude: FakeClaude
 ) -> None:
     conversation(src / "s.jsonl", "s", 3)
-    ingest(app, src / "s.jsonl")
+    ingest(home, src / "s.jsonl")
     fake_claude.mode("slow").delay(30).set_env("FAKE_CLAUDE_RETRIES", "1")
-    librarian = app.librarian(fake_claude.runner())
+    librarian = home.librarian(fake_claude.runner())
     task = asyncio.create_task(librarian.process())
     await until(fake_claude.calls, "claude to start")
-    assert statuses(app) == {"s": "processing"}
+    assert statuses(home) == {"s": "processing"}
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert statuses(app) == {"s": "ready"}
+    assert statuses(home) == {"s": "ready"}
 
 
-async def test_one_librarian_at_a_time(app: Home) -> None:
-    first = app.librarian()
+async def test_one_librarian_at_a_time(home: Home) -> None:
+    first = home.librarian()
     with first.exclusive(), pytest.raises(LibrarianBusy, match="already running"):
-        await app.librarian().process()
-    assert (await app.librarian().process()).conversations == []
+        await home.librarian().process()
+    assert (await home.librarian().process()).conversations == []
 
 
 @pytest.mark.slow

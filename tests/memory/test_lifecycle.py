@@ -53,24 +53,24 @@ def system_prompts(fake: FakeClaude) -> list[str]:
     return [c["argv"][c["argv"].index("--system-prompt") + 1] for c in fake.calls()]
 
 
-def test_the_app_wires_the_lifecycle_and_the_facts_by_default(app) -> None:
-    engine = app.chat_engine()
+def test_the_app_wires_the_lifecycle_and_the_facts_by_default(home) -> None:
+    engine = home.chat_engine()
     assert isinstance(engine.hooks, MemoryLifecycleHooks) and engine.hooks.engine is engine
     assert engine.facts_provider is not None
     mine = ThresholdHooks()
-    assert app.chat_engine(hooks=mine).hooks is mine
+    assert home.chat_engine(hooks=mine).hooks is mine
 
 
 async def test_facts_reach_the_recalled_context(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
-    FactStore(app.db).add(NewFact("decision", "The greenhouse uses quokkaberry compost."))
+    FactStore(home.db).add(NewFact("decision", "The greenhouse uses quokkaberry compost."))
     await turn(engine, "which compost does the greenhouse use?")
     assert "quokkaberry" in fake_claude.last_call()["stdin"]
 
 
 async def test_auto_flush_then_auto_compaction_across_turns(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     # window 20,000: a flush is due at 11,000 tokens, a prompt over 4,000 is compacted
     fake_claude.reply(REPLY).context_window(20_000).usage(input=12_000)
@@ -84,7 +84,7 @@ async def test_auto_flush_then_auto_compaction_across_turns(
 
     second = await turn(engine, "what about the bees?")
     assert notices(second) == "Memory flush: saved notes from this session to memory/2026-05-01.md."
-    note = (app.paths.workspace / "memory" / "2026-05-01.md").read_text()
+    note = (home.paths.workspace / "memory" / "2026-05-01.md").read_text()
     assert f"(session {session.id[:8]})" in note and note.rstrip().endswith(REPLY)
     flushed = engine.store.require(session.id)
     assert (flushed.memory_flush_compaction_count, flushed.compaction_count) == (0, 0)
@@ -105,7 +105,7 @@ async def test_auto_flush_then_auto_compaction_across_turns(
     assert system_prompts(fake_claude)[calls_before:][:1] == [COMPACTION_PROMPT]
     compacted = engine.store.require(session.id)
     assert compacted.compaction_count == 1
-    (row,) = list_compactions(app.db, session.id)
+    (row,) = list_compactions(home.db, session.id)
     assert row.messages_removed == 6 and row.summary == REPLY
     prompt = next(e for e in fourth if isinstance(e, PromptAssembled)).prompt
     assert prompt.summary == REPLY and prompt.messages == []  # only the new message is left
@@ -123,7 +123,7 @@ async def test_auto_flush_then_auto_compaction_across_turns(
 
 
 async def test_the_flush_runs_before_an_automatic_compaction_even_below_its_threshold(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
     # a 5,000 floor puts the flush threshold (11k) above compaction's (4k) in this small window
     hooks_of(engine).flush.policy = FlushPolicy(reserve_tokens_floor=5_000)
@@ -144,9 +144,9 @@ async def test_the_flush_runs_before_an_automatic_compaction_even_below_its_thre
 
 
 async def test_ask_mode_asks_once_and_writes_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
-    app.config.chat.flush_mode = "ask"
+    home.config.chat.flush_mode = "ask"
     fake_claude.reply("fine").context_window(20_000).usage(input=12_000)
     await turn(engine, "hello there")
     text = notices(await turn(engine, "and now?"))
@@ -154,7 +154,7 @@ async def test_ask_mode_asks_once_and_writes_nothing(
     assert notices(await turn(engine, "and now again?")) == ""
     session = engine.store.current(KEY)
     assert session is not None and session.memory_flush_at is None
-    assert not (app.paths.workspace / "memory").exists()
+    assert not (home.paths.workspace / "memory").exists()
     assert FLUSH_SYSTEM_PROMPT not in system_prompts(fake_claude)
     hooks_of(engine).extract_facts = False
     compacted = notices(await turn(engine, BIG))  # compaction does not wait for a flush
@@ -163,9 +163,9 @@ async def test_ask_mode_asks_once_and_writes_nothing(
 
 
 async def test_off_mode_never_flushes_but_still_compacts(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
-    app.config.chat.flush_mode = "off"
+    home.config.chat.flush_mode = "off"
     hooks_of(engine).extract_facts = False
     fake_claude.reply("fine").context_window(20_000).usage(input=12_000)
     await turn(engine, "hello there")
@@ -174,7 +174,7 @@ async def test_off_mode_never_flushes_but_still_compacts(
     assert "Compacted the conversation" in notices(events)
     assert "Memory flush" not in notices(events)
     assert FLUSH_SYSTEM_PROMPT not in system_prompts(fake_claude)
-    assert not (app.paths.workspace / "memory").exists()
+    assert not (home.paths.workspace / "memory").exists()
 
 
 async def test_a_failed_flush_never_blocks_the_turn(
@@ -203,9 +203,9 @@ async def test_a_failed_flush_never_blocks_the_turn(
 
 
 async def test_a_failed_compaction_never_blocks_the_turn(
-    engine: ChatEngine, fake_claude: FakeClaude, app, monkeypatch: pytest.MonkeyPatch
+    engine: ChatEngine, fake_claude: FakeClaude, home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    app.config.chat.flush_mode = "off"
+    home.config.chat.flush_mode = "off"
     hooks = hooks_of(engine)
 
     async def failing(session: Any, **kw: Any) -> Any:
@@ -222,7 +222,7 @@ async def test_a_failed_compaction_never_blocks_the_turn(
     assert prompt.dropped  # smart trim made it fit instead
     assert isinstance(events[-1], TurnFinished) and events[-1].outcome.reply == "still here"
     after = engine.store.require(session.id)
-    assert after.compaction_count == 0 and list_compactions(app.db) == []
+    assert after.compaction_count == 0 and list_compactions(home.db) == []
     assert session.transcript_path.read_bytes().startswith(before)
 
 
@@ -236,12 +236,12 @@ def test_compaction_policy_boundaries() -> None:
 
 
 async def test_no_flush_and_no_compaction_when_only_the_new_message_is_too_big(
-    engine: ChatEngine, fake_claude: FakeClaude, app
+    engine: ChatEngine, fake_claude: FakeClaude, home
 ) -> None:
-    app.config.chat.context_window = 20_000  # no window reported yet: the config's is used
+    home.config.chat.context_window = 20_000  # no window reported yet: the config's is used
     fake_claude.reply("fine")
     events = await turn(engine, BIG)
     assert notices(events) == "" and len(fake_claude.calls()) == 1
     prompt = next(e for e in events if isinstance(e, PromptAssembled)).prompt
     assert prompt.untrimmed_tokens > 20_000 - 16_000
-    assert list_compactions(app.db) == [] and not (app.paths.workspace / "memory").exists()
+    assert list_compactions(home.db) == [] and not (home.paths.workspace / "memory").exists()

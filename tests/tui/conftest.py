@@ -22,6 +22,6 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def tui(demo_app) -> ClawbackApp:  # type: ignore[no-untyped-def]
+def tui(demo_home) -> ClawbackApp:  # type: ignore[no-untyped-def]
     """The app on the demo home, without the file watcher (tests that need it build their own)."""
-    return make_app(demo_app, watch=False)
+    return make_app(demo_home, watch=False)

@@ -107,12 +107,12 @@ async def test_theme_switch_from_the_palette_persists(tui: ClawbackApp) -> None:
     assert config["ui"]["theme"] == "clawback-dusk"
 
 
-async def test_a_broken_theme_falls_back_with_a_notification(demo_app) -> None:  # type: ignore[no-untyped-def]
-    themes = demo_app.paths.home / "themes"
+async def test_a_broken_theme_falls_back_with_a_notification(demo_home) -> None:  # type: ignore[no-untyped-def]
+    themes = demo_home.paths.home / "themes"
     themes.mkdir()
     (themes / "broken.toml").write_text('name = "broken"\n[colors]\nprimary = "not-a-colour"\n')
-    demo_app.config.ui.theme = "broken"
-    app = make_app(demo_app, watch=False)
+    demo_home.config.ui.theme = "broken"
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert app.theme == "clawback-dark"
@@ -133,18 +133,18 @@ async def test_a_failing_worker_becomes_a_notification(tui: ClawbackApp) -> None
         assert "NotFoundError" not in errors[-1].message  # a user-facing error reads as one
 
 
-async def test_hiding_the_sessions_list_is_remembered(demo_app) -> None:  # type: ignore[no-untyped-def]
-    tui = make_app(demo_app, watch=False)
+async def test_hiding_the_sessions_list_is_remembered(demo_home) -> None:  # type: ignore[no-untyped-def]
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+b")
         await settle(pilot)
         assert not tui.query_one(SessionsPane).display
         assert tui.focused is not None and not tui.query_one(SessionsPane).has_focus_within
-    saved = tomllib.loads(demo_app.paths.config.read_text("utf-8"))
+    saved = tomllib.loads(demo_home.paths.config.read_text("utf-8"))
     assert saved["ui"]["show_sessions"] is False
 
-    again = make_app(demo_app, watch=False)  # the next start opens without it...
+    again = make_app(demo_home, watch=False)  # the next start opens without it...
     async with again.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert not again.query_one(SessionsPane).display

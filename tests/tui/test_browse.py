@@ -101,8 +101,8 @@ async def choose_project(app: ClawbackApp, pilot, label: str) -> None:  # type: 
     await settle(pilot)
 
 
-async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(demo_app, watch=False)
+async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_home) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert len(titles(app)) == 6
@@ -127,10 +127,10 @@ async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None
         await pilot.press("s", "s")  # All sources -> clawback -> Claude Code
         await settle(pilot)
         assert titles(app) == CLAWBACK_TITLES
-    saved = tomllib.loads(demo_app.paths.config.read_text())["ui"]
+    saved = tomllib.loads(demo_home.paths.config.read_text())["ui"]
     assert saved == {"sessions_project": CLAWBACK, "sessions_source": "claude-code"}
 
-    reopened = Home.open(demo_app.paths.home)
+    reopened = Home.open(demo_home.paths.home)
     again = make_app(reopened, watch=False)
     try:
         async with again.run_test(size=SIZE) as pilot:
@@ -144,7 +144,7 @@ async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_app) -> None
             assert len(titles(again)) == 3  # every Claude Code session
     finally:
         reopened.close()
-    assert "sessions_project" not in tomllib.loads(demo_app.paths.config.read_text())["ui"]
+    assert "sessions_project" not in tomllib.loads(demo_home.paths.config.read_text())["ui"]
 
 
 async def test_new_sessions_update_the_project_counts(tui: ClawbackApp) -> None:
@@ -162,9 +162,9 @@ async def test_new_sessions_update_the_project_counts(tui: ClawbackApp) -> None:
         assert labels[:2] == ["All projects", "lab (1)"]
 
 
-async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_app) -> None:  # type: ignore[no-untyped-def]
-    update_setting(demo_app.paths, "ui.sessions_project", "/home/demo/projects/retired")
-    reopened = Home.open(demo_app.paths.home)
+async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_home) -> None:  # type: ignore[no-untyped-def]
+    update_setting(demo_home.paths, "ui.sessions_project", "/home/demo/projects/retired")
+    reopened = Home.open(demo_home.paths.home)
     app = make_app(reopened, watch=False)
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -176,7 +176,7 @@ async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_app) -> None:
             assert "/home/demo/projects/retired" in notice and "all projects" in notice
     finally:
         reopened.close()
-    saved = tomllib.loads(demo_app.paths.config.read_text())["ui"]
+    saved = tomllib.loads(demo_home.paths.config.read_text())["ui"]
     assert saved["sessions_project"] == "/home/demo/projects/retired"  # the choice is kept
 
 
@@ -225,9 +225,9 @@ async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) ->
         assert target.read_text().startswith("# Choosing the search index")
 
 
-async def test_list_pages_in_lazily(demo_app) -> None:  # type: ignore[no-untyped-def]
+async def test_list_pages_in_lazily(demo_home) -> None:  # type: ignore[no-untyped-def]
     many = PAGE * 2 + 50
-    with sqlite3.connect(demo_app.paths.database) as conn:
+    with sqlite3.connect(demo_home.paths.database) as conn:
         conn.executemany(
             "INSERT INTO sessions (id, source, title, updated_at, message_count, entry_count)"
             " VALUES (?, 'native', ?, ?, 1, 1)",
@@ -236,7 +236,7 @@ async def test_list_pages_in_lazily(demo_app) -> None:  # type: ignore[no-untype
                 for i in range(many)
             ],
         )
-    app = make_app(demo_app, watch=False)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         listing = app.query_one(SessionList)
@@ -259,9 +259,9 @@ def session_id(app: ClawbackApp, title_start: str) -> str:
     raise AssertionError(f"no session titled {title_start!r}")
 
 
-async def test_a_long_session_renders_a_window_at_a_time(demo_app) -> None:  # type: ignore[no-untyped-def]
+async def test_a_long_session_renders_a_window_at_a_time(demo_home) -> None:  # type: ignore[no-untyped-def]
     total = 200
-    with sqlite3.connect(demo_app.paths.database) as conn:
+    with sqlite3.connect(demo_home.paths.database) as conn:
         conn.execute(
             "INSERT INTO files (source, file_key, path, session_id) VALUES"
             " ('native', 'long.jsonl', '/gone/long.jsonl', 'long')"
@@ -286,7 +286,7 @@ async def test_a_long_session_renders_a_window_at_a_time(demo_app) -> None:  # t
                 for i in range(total)
             ],
         )
-    app = make_app(demo_app, watch=False)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("enter")  # the newest session is the long one

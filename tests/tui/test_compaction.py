@@ -30,9 +30,9 @@ PROPOSED = "- Alice keeps bees in the xylophonic greenhouse."
 EDITED = "- Alice keeps quince trees by the pond."
 
 
-def memory_files(app: Home) -> dict[str, str]:
+def memory_files(home: Home) -> dict[str, str]:
     """Every file under the workspace's memory folder (backups too), by name."""
-    folder = app.paths.workspace / "memory"
+    folder = home.paths.workspace / "memory"
     return {p.name: p.read_text() for p in sorted(folder.glob("*"))} if folder.is_dir() else {}
 
 
@@ -50,13 +50,13 @@ async def screen_of(pilot: Pilot[object], kind: type[T]) -> T:
 
 
 async def flush_dialog(  # type: ignore[no-untyped-def]
-    demo_app: Home, fake_claude: FakeClaude, pilot: Pilot[object], *, key: bool = True
+    demo_home: Home, fake_claude: FakeClaude, pilot: Pilot[object], *, key: bool = True
 ):
     """Open a seeded session's pane, ask for a flush (its key or its button) and wait for the
     three choices."""
     tui = pilot.app
     assert isinstance(tui, ClawbackApp)
-    session = seed(demo_app.chat_engine(), 4)
+    session = seed(demo_home.chat_engine(), 4)
     fake_claude.reply(PROPOSED)
     await settle(pilot)
     await tui.action_show_compaction(session.id)
@@ -87,73 +87,73 @@ async def replace_text(pilot: Pilot[object], editor: EditorScreen, text: str) ->
 
 
 async def test_flush_edit_save_writes_the_edited_notes(
-    demo_app: Home, fake_claude: FakeClaude
+    demo_home: Home, fake_claude: FakeClaude
 ) -> None:
-    before = memory_files(demo_app)
-    tui = make_app(demo_app, watch=False)
+    before = memory_files(demo_home)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
-        session = await flush_dialog(demo_app, fake_claude, pilot)
+        session = await flush_dialog(demo_home, fake_claude, pilot)
         editor = await open_editor(pilot)
         assert editor.query_one(TextArea).text == PROPOSED  # starts from the proposal
         await replace_text(pilot, editor, EDITED)
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert not isinstance(tui.screen, EditorScreen | ChoiceScreen)
-        written = {k: v for k, v in memory_files(demo_app).items() if k not in before}
+        written = {k: v for k, v in memory_files(demo_home).items() if k not in before}
         (name,) = [k for k in written if k.endswith(".md")]
         text = written[name]
         assert text.endswith(EDITED + "\n") and "xylophonic" not in text
         assert f"(session {session.id[:8]})" in text  # under the flush heading
         assert "your edited notes" in notices(tui)
-    assert demo_app.chat_engine().store.require(session.id).memory_flush_at is not None
+    assert demo_home.chat_engine().store.require(session.id).memory_flush_at is not None
 
 
 async def test_flush_edit_cancel_goes_back_and_writes_nothing(
-    demo_app: Home, fake_claude: FakeClaude
+    demo_home: Home, fake_claude: FakeClaude
 ) -> None:
-    before = memory_files(demo_app)
-    tui = make_app(demo_app, watch=False)
+    before = memory_files(demo_home)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
-        session = await flush_dialog(demo_app, fake_claude, pilot)
+        session = await flush_dialog(demo_home, fake_claude, pilot)
         editor = await open_editor(pilot)
         await replace_text(pilot, editor, EDITED)
         await pilot.press("escape")  # back to the three choices, nothing written
         await screen_of(pilot, ChoiceScreen)
-        assert memory_files(demo_app) == before
+        assert memory_files(demo_home) == before
         await pilot.press("escape")  # the dialog's safe answer: discard
         await settle(pilot)
         assert not isinstance(tui.screen, ChoiceScreen)
         assert "nothing was written" in notices(tui)
-    assert memory_files(demo_app) == before
-    assert demo_app.chat_engine().store.require(session.id).memory_flush_at is None
+    assert memory_files(demo_home) == before
+    assert demo_home.chat_engine().store.require(session.id).memory_flush_at is None
 
 
-async def test_flush_discard_writes_nothing(demo_app: Home, fake_claude: FakeClaude) -> None:
-    before = memory_files(demo_app)
-    tui = make_app(demo_app, watch=False)
+async def test_flush_discard_writes_nothing(demo_home: Home, fake_claude: FakeClaude) -> None:
+    before = memory_files(demo_home)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
-        session = await flush_dialog(demo_app, fake_claude, pilot, key=False)
+        session = await flush_dialog(demo_home, fake_claude, pilot, key=False)
         await pilot.click("#choice-discard")
         await settle(pilot)
         assert "Flush discarded: nothing was written." in notices(tui)
-    assert memory_files(demo_app) == before
-    assert demo_app.chat_engine().store.require(session.id).memory_flush_at is None
+    assert memory_files(demo_home) == before
+    assert demo_home.chat_engine().store.require(session.id).memory_flush_at is None
 
 
 async def test_flush_edited_to_nothing_is_discarded(
-    demo_app: Home, fake_claude: FakeClaude
+    demo_home: Home, fake_claude: FakeClaude
 ) -> None:
-    before = memory_files(demo_app)
-    tui = make_app(demo_app, watch=False)
+    before = memory_files(demo_home)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
-        session = await flush_dialog(demo_app, fake_claude, pilot)
+        session = await flush_dialog(demo_home, fake_claude, pilot)
         editor = await open_editor(pilot)
         editor.query_one(TextArea).clear()
         await pilot.press("enter", "ctrl+s")  # only blank lines left
         await settle(pilot)
         assert "edited notes were empty" in notices(tui)
-    assert memory_files(demo_app) == before
-    assert demo_app.chat_engine().store.require(session.id).memory_flush_at is None
+    assert memory_files(demo_home) == before
+    assert demo_home.chat_engine().store.require(session.id).memory_flush_at is None
 
 
 # -- knowledge facts ----------------------------------------------------------------------------
@@ -179,12 +179,12 @@ def row_text(facts: FactList, fact_id: int) -> str:
 
 
 async def test_editing_a_fact_saves_it_through_the_store_and_it_stays(
-    demo_app: Home,
+    demo_home: Home,
 ) -> None:
-    store = FactStore(demo_app.db)
+    store = FactStore(demo_home.db)
     (config,) = [f for f in store.list(session_id=SESSION_ID) if f.type == "config"]
     assert not config.edited
-    tui = make_app(demo_app, watch=False)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         facts = await open_demo_facts(tui, pilot)
         while facts.highlighted_option is not None and facts.highlighted_option.id != str(
@@ -205,7 +205,7 @@ async def test_editing_a_fact_saves_it_through_the_store_and_it_stays(
         assert facts.highlighted_option.id == str(config.id)  # the refresh kept the place
 
     # Rebuilding the archive and extracting from the same message again keeps the correction.
-    demo_app.reindex()
+    demo_home.reindex()
     original = NewFact("config", config.content, session_id=SESSION_ID,
                        message_id=config.message_id)  # fmt: skip
     assert store.apply([original])[0].fact_id == config.id
@@ -213,10 +213,10 @@ async def test_editing_a_fact_saves_it_through_the_store_and_it_stays(
     assert kept.active and kept.edited and kept.content == corrected
 
 
-async def test_escape_in_the_fact_editor_changes_nothing(demo_app: Home) -> None:
-    store = FactStore(demo_app.db)
+async def test_escape_in_the_fact_editor_changes_nothing(demo_home: Home) -> None:
+    store = FactStore(demo_home.db)
     before = [(f.id, f.content, f.edited) for f in store.list(include_superseded=True)]
-    tui = make_app(demo_app, watch=False)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await open_demo_facts(tui, pilot)
         await pilot.press("enter")
@@ -228,10 +228,10 @@ async def test_escape_in_the_fact_editor_changes_nothing(demo_app: Home) -> None
     assert [(f.id, f.content, f.edited) for f in store.list(include_superseded=True)] == before
 
 
-async def test_a_superseded_fact_refuses_to_be_edited(demo_app: Home) -> None:
-    store = FactStore(demo_app.db)
+async def test_a_superseded_fact_refuses_to_be_edited(demo_home: Home) -> None:
+    store = FactStore(demo_home.db)
     (old,) = [f for f in store.list(session_id=SESSION_ID, include_superseded=True) if not f.active]
-    tui = make_app(demo_app, watch=False)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         facts = await open_demo_facts(tui, pilot)
         await pilot.press("end")  # superseded facts come last
@@ -246,9 +246,9 @@ async def test_a_superseded_fact_refuses_to_be_edited(demo_app: Home) -> None:
     assert store.get(old.id) == old
 
 
-async def test_a_session_without_facts_says_so(demo_app: Home) -> None:
-    session = seed(demo_app.chat_engine(), 2)
-    tui = make_app(demo_app, watch=False)
+async def test_a_session_without_facts_says_so(demo_home: Home) -> None:
+    session = seed(demo_home.chat_engine(), 2)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await tui.action_show_compaction(session.id)
@@ -260,10 +260,10 @@ async def test_a_session_without_facts_says_so(demo_app: Home) -> None:
         assert "No facts from this session" in notices(tui)
 
 
-async def test_flush_accept_writes_the_memory_file(demo_app: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
-    session = seed(demo_app.chat_engine(), 4)
+async def test_flush_accept_writes_the_memory_file(demo_home: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
+    session = seed(demo_home.chat_engine(), 4)
     fake_claude.reply("- Alice keeps bees in the xylophonic greenhouse.")
-    tui = make_app(demo_app, watch=False)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await tui.action_show_compaction(session.id)
@@ -277,10 +277,10 @@ async def test_flush_accept_writes_the_memory_file(demo_app: Home, fake_claude) 
         assert any("xylophonic greenhouse" in f.read_text() for f in files)
 
 
-async def test_compact_confirm_adds_a_ledger_row(demo_app: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
-    session = seed(demo_app.chat_engine(), 10)
+async def test_compact_confirm_adds_a_ledger_row(demo_home: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
+    session = seed(demo_home.chat_engine(), 10)
     fake_claude.reply("Alice plans a greenhouse; decided: three beds.")
-    tui = make_app(demo_app, watch=False)
+    tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await tui.action_show_compaction(session.id)
@@ -291,7 +291,7 @@ async def test_compact_confirm_adds_a_ledger_row(demo_app: Home, fake_claude) ->
         assert "three beds" in dialog.detail
         await pilot.press("enter")
         await settle(pilot)
-        (row,) = list_compactions(demo_app.db, session.id)
+        (row,) = list_compactions(demo_home.db, session.id)
         assert row.messages_removed == 4
         (shown,) = pane.query(LedgerRow)
         assert shown.record.id == row.id

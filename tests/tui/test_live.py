@@ -34,9 +34,9 @@ def native_line(text: str, n: int) -> str:
     )
 
 
-async def test_an_open_transcript_follows_new_entries(demo_app: Home) -> None:
-    transcript_file = next(demo_app.paths.sessions.glob("*.jsonl"))
-    app = make_app(demo_app)  # with the watcher
+async def test_an_open_transcript_follows_new_entries(demo_home: Home) -> None:
+    transcript_file = next(demo_home.paths.sessions.glob("*.jsonl"))
+    app = make_app(demo_home)  # with the watcher
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         pane = app.query_one(TranscriptPane)

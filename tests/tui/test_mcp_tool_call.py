@@ -12,8 +12,8 @@ from .pilot import settle
 from .test_chat import chat, shown
 
 
-async def test_the_tool_call_is_folded_between_the_question_and_the_reply(demo_app) -> None:  # type: ignore[no-untyped-def]
-    tui = make_app(demo_app, runner=ReplayRunner("claude"), watch=False)
+async def test_the_tool_call_is_folded_between_the_question_and_the_reply(demo_home) -> None:  # type: ignore[no-untyped-def]
+    tui = make_app(demo_home, runner=ReplayRunner("claude"), watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "what about sqlite?")
         await settle(pilot)

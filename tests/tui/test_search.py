@@ -100,11 +100,11 @@ async def test_short_prefixes_wait_for_more_letters(tui: ClawbackApp) -> None:
         assert pane.query_one("#search-results", OptionList).option_count >= 1
 
 
-async def test_search_filters_are_kept_for_the_next_start(demo_app) -> None:  # type: ignore[no-untyped-def]
+async def test_search_filters_are_kept_for_the_next_start(demo_home) -> None:  # type: ignore[no-untyped-def]
     def saved() -> dict[str, object]:
-        return dict(tomllib.loads(demo_app.paths.config.read_text()).get("ui", {}))
+        return dict(tomllib.loads(demo_home.paths.config.read_text()).get("ui", {}))
 
-    app = make_app(demo_app, watch=False)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+f")
@@ -125,7 +125,7 @@ async def test_search_filters_are_kept_for_the_next_start(demo_app) -> None:  # 
         "search_this_session": True,
     }
 
-    reopened = Home.open(demo_app.paths.home)
+    reopened = Home.open(demo_home.paths.home)
     again = make_app(reopened, watch=False)
     try:
         async with again.run_test(size=SIZE) as pilot:

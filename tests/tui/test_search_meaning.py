@@ -25,9 +25,9 @@ def embed_demo(home: Home) -> None:
     store.close()
 
 
-async def test_a_pause_in_typing_brings_results_by_meaning(demo_app: Home) -> None:
-    embed_demo(demo_app)
-    app = make_app(demo_app, watch=False)
+async def test_a_pause_in_typing_brings_results_by_meaning(demo_home: Home) -> None:
+    embed_demo(demo_home)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+f")
@@ -51,9 +51,9 @@ async def test_a_pause_in_typing_brings_results_by_meaning(demo_app: Home) -> No
         assert "(25% embedded so far)" in str(status.render())
 
 
-async def test_quoted_phrases_never_wait_for_meaning(demo_app: Home) -> None:
-    embed_demo(demo_app)
-    app = make_app(demo_app, watch=False)
+async def test_quoted_phrases_never_wait_for_meaning(demo_home: Home) -> None:
+    embed_demo(demo_home)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+f")

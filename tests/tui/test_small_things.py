@@ -51,9 +51,9 @@ def test_a_failure_is_titled_by_what_failed() -> None:
 
 @pytest.mark.parametrize(("size", "least", "most"), [((160, 45), 90, 100), ((80, 24), 64, 72)])
 async def test_a_dialog_uses_the_room_a_wide_terminal_has(
-    demo_app: Home, size: tuple[int, int], least: int, most: int
+    demo_home: Home, size: tuple[int, int], least: int, most: int
 ) -> None:
-    app = make_app(demo_app, watch=False)
+    app = make_app(demo_home, watch=False)
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         app.push_screen(ChoiceScreen("Write these notes?", [("yes", "Write"), ("no", "No")]))

@@ -44,18 +44,18 @@ def steady(*keys: str):  # type: ignore[no-untyped-def]
     return run_before
 
 
-def test_browsing_a_session(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(demo_app, watch=False)
+def test_browsing_a_session(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("down", "down", "down"))
 
 
-def test_live_search_results(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(demo_app, watch=False)
+def test_live_search_results(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("ctrl+f", *"sidebar"))
 
 
-def test_help_screen(snap_compare, demo_app) -> None:  # type: ignore[no-untyped-def]
-    app = make_app(demo_app, watch=False)
+def test_help_screen(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+    app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("f1"))
 
 
@@ -77,7 +77,7 @@ def test_messages_as_written(snap_compare, tmp_path) -> None:  # type: ignore[no
     [("enter",), ("f5",), ("ctrl+f", *"sidebar")],
     ids=["transcript", "memory", "search"],
 )
-def test_small_terminal(snap_compare, demo_app, keys) -> None:  # type: ignore[no-untyped-def]
+def test_small_terminal(snap_compare, demo_home, keys) -> None:  # type: ignore[no-untyped-def]
     """80x24: one pane at a time, full width; the footer ends cleanly."""
-    app = make_app(demo_app, watch=False)
+    app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=(80, 24), run_before=steady(*keys))
