@@ -164,9 +164,12 @@ class Home:
         )
         if kwargs.get("hooks") is None:
             engine.hooks = MemoryLifecycleHooks(
-                engine,
-                workspace=Workspace(self.workspace),
-                mask_secrets=self.config.archive.mask_secrets,
+                flush=self.memory_flush(engine),
+                compactor=self.compactor(engine),
+                sessions=engine.store,
+                chat=engine.chat,
+                db=self.db,
+                runner=engine.runner,
             )
         return engine
 
@@ -200,11 +203,26 @@ class Home:
 
     def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
         """A memory flush for ``engine``'s sessions, writing into this home's workspace."""
-        return MemoryFlush(engine, workspace=Workspace(self.workspace))
+        return MemoryFlush(
+            runner=engine.runner,
+            sessions=engine.store,
+            chat=engine.chat,
+            history=engine.history,
+            index=engine.index,
+            workspace=Workspace(self.workspace),
+        )
 
     def compactor(self, engine: ChatEngine) -> Compactor:
         """A compactor for ``engine``'s sessions, masking secrets as the config says."""
-        return Compactor(engine, mask=self.config.archive.mask_secrets)
+        return Compactor(
+            runner=engine.runner,
+            sessions=engine.store,
+            db=self.db,
+            chat=engine.chat,
+            history=engine.history,
+            index=engine.index,
+            mask=self.config.archive.mask_secrets,
+        )
 
     def librarian(
         self,

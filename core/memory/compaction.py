@@ -33,19 +33,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlite_utils
-from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
-from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import ClaudeError
 from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.formats.native import compaction_event
 from clawback.core.memory.extraction import TranscriptMessage as ExtractionMessage
 from clawback.core.memory.extraction import extract
 from clawback.core.memory.facts import Action, FactChange, FactStore
-from clawback.core.memory.flush import is_no_reply
+from clawback.core.memory.flush import HistoryOf, IndexPath, is_no_reply
 from clawback.core.memory.ledger import CompactionRecord, compacted_messages, list_compactions
 from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import format_ts
@@ -175,30 +175,41 @@ Confirm = Callable[["CompactionProposal"], bool | Awaitable[bool]]
 
 
 class Compactor:
-    """Compacts the sessions of one chat engine (same runner, store, clock and index).
+    """Compacts chat sessions: a summary from ``claude``, then counters, ledger row and
+    transcript line written together.
 
-    ``system_prompt`` replaces :data:`COMPACTION_PROMPT`; ``keep`` the configured number of
-    messages kept verbatim.
+    It gets what it uses, not the chat engine: the runner, the session store (its clock too),
+    the index it writes the ledger into (in one transaction with the store's counters), the
+    history callback and the index callback. ``system_prompt`` replaces
+    :data:`COMPACTION_PROMPT`; ``keep`` the configured number of messages kept verbatim.
     """
 
     def __init__(
         self,
-        engine: ChatEngine,
         *,
+        runner: ClaudeRunner,
+        sessions: SessionStore,
+        db: sqlite_utils.Database,
+        chat: ChatConfig,
+        history: HistoryOf,
+        index: IndexPath,
         system_prompt: str | None = None,
         keep: int | None = None,
         mask: bool = True,
     ) -> None:
-        self.engine = engine
+        self.runner = runner
+        self.sessions = sessions
+        self.db = db
+        self.chat = chat
+        self.history = history
+        self.index = index
         self.mask = mask  # mask secrets in the summary (archive.mask_secrets)
-        self.system_prompt = (
-            system_prompt or engine.chat.compaction_prompt
-        ).strip() or COMPACTION_PROMPT
-        self.keep = engine.chat.keep_messages if keep is None else keep
+        self.system_prompt = (system_prompt or chat.compaction_prompt).strip() or COMPACTION_PROMPT
+        self.keep = chat.keep_messages if keep is None else keep
 
     @property
     def chat_system_prompt(self) -> str:
-        return self.engine.chat.system_prompt.strip() or DEFAULT_SYSTEM_PROMPT
+        return self.chat.system_prompt.strip() or DEFAULT_SYSTEM_PROMPT
 
     def split(
         self, session: ChatSession, keep: int | None = None
@@ -211,7 +222,7 @@ class Compactor:
         keep = self.keep if keep is None else keep
         if keep < 0:
             raise UsageError("the number of messages to keep cannot be negative")
-        history = self.engine.history(session)
+        history = self.history(session)
         messages = history.messages
         own = {m.id for m in Transcript(session.transcript_path).read().messages}
         split = max(0, len(messages) - keep)
@@ -232,12 +243,12 @@ class Compactor:
                 f"nothing to compact in session {session.id[:8]}: its {len(kept)} message(s)"
                 f" since the last compaction are all kept (keep = {keep})"
             )
-        chat = self.engine.chat
+        chat = self.chat
         window = session.context_tokens or chat.context_window
         budget = max(1000, window - chat.reserve_tokens - estimate_tokens(self.system_prompt))
         prompt = self._prompt(previous, compacted, budget)
         base = Transcript(session.transcript_path).read().compaction
-        result = await self.engine.runner.run(
+        result = await self.runner.run(
             prompt, system_prompt=self.system_prompt, model=session.model_override or None
         )
         summary = (result.reply or "").strip()
@@ -272,8 +283,7 @@ class Compactor:
 
     def commit(self, proposal: CompactionProposal) -> CompactionRecord:
         """Write the compaction: counters, ledger row and transcript line, all or nothing."""
-        engine = self.engine
-        session = engine.store.require(proposal.session_id)
+        session = self.sessions.require(proposal.session_id)
         transcript = Transcript(session.transcript_path)
         latest = transcript.read().compaction
         if (latest.id if latest else None) != proposal.base_compaction_id:
@@ -281,11 +291,11 @@ class Compactor:
                 f"session {session.id[:8]} was compacted since this summary was proposed;"
                 " propose again"
             )
-        stamp = _stamp(engine)
+        stamp = format_ts(self.sessions.clock())
         event_id = str(uuid.uuid4())
         ledger_summary = mask_secrets(proposal.summary) if self.mask else proposal.summary
-        with write_transaction(engine.db) as conn:
-            engine.store.record_compaction(
+        with write_transaction(self.db) as conn:
+            self.sessions.record_compaction(
                 session.id, tokens_after=proposal.tokens_after, conn=conn
             )
             cursor = conn.execute(
@@ -319,7 +329,7 @@ class Compactor:
                 ],
                 sync=True,
             )
-        engine.index(transcript.path)  # never raises: the next ingest catches up
+        self.index(transcript.path)  # never raises: the next ingest catches up
         return CompactionRecord(
             row_id,
             session.id,
@@ -349,10 +359,6 @@ class Compactor:
             if not answer:
                 return None
         return self.commit(proposal)
-
-
-def _stamp(engine: ChatEngine) -> str:
-    return format_ts(engine.clock())
 
 
 # --------------------------------------------------------------------------- knowledge facts

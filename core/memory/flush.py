@@ -27,14 +27,15 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clawback.core.chat.engine import ChatEngine
-from clawback.core.chat.prompt import AssembledPrompt, assemble
-from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.prompt import AssembledPrompt, History, assemble
+from clawback.core.chat.sessions import ChatSession, SessionStore
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import Workspace
@@ -196,24 +197,43 @@ def _appended(current: str, block: str, title: str) -> str:
     return current + "\n" + block
 
 
+HistoryOf = Callable[[ChatSession], History]
+"""What the model sees of a session (``ChatEngine.history``): its summary and messages."""
+
+IndexPath = Callable[[Path], None]
+"""Index a file now; never raises (``ChatEngine.index``: the next ingest catches up)."""
+
+
 class MemoryFlush:
-    """Runs memory flushes for the sessions of one chat engine (same runner, clock and store)."""
+    """Runs memory flushes for chat sessions: one ``claude`` turn per flush, notes appended to
+    the day's memory file.
+
+    It gets what it uses, not the chat engine: the runner for the flush turn, the session
+    store (to read and mark sessions, and its clock and time zone), the history callback that
+    gives a session's context, and the index callback for the file it wrote.
+    """
 
     def __init__(
         self,
-        engine: ChatEngine,
         *,
-        policy: FlushPolicy | None = None,
+        runner: ClaudeRunner,
+        sessions: SessionStore,
+        chat: ChatConfig,
+        history: HistoryOf,
+        index: IndexPath,
         workspace: Workspace,
+        policy: FlushPolicy | None = None,
         system_prompt: str | None = None,
         prompt: str = FLUSH_PROMPT,
     ) -> None:
-        self.engine = engine
-        self.policy = policy or FlushPolicy.from_config(engine.chat)
+        self.runner = runner
+        self.sessions = sessions
+        self.chat = chat
+        self.history = history
+        self.index = index
         self.workspace = workspace
-        self.system_prompt = (
-            system_prompt or engine.chat.flush_prompt.strip() or FLUSH_SYSTEM_PROMPT
-        )
+        self.policy = policy or FlushPolicy.from_config(chat)
+        self.system_prompt = system_prompt or chat.flush_prompt.strip() or FLUSH_SYSTEM_PROMPT
         self.prompt = prompt
 
     def should_flush(self, session: ChatSession) -> bool:
@@ -225,10 +245,10 @@ class MemoryFlush:
         Assembled like a chat turn (summary, messages since it, smart trim to the window), but
         without recall: the notes must come from this conversation, not from the archive.
         """
-        engine = self.engine
-        history = engine.history(session)
-        window = session.context_tokens or engine.chat.context_window
-        return assemble(engine.chat, history, self.prompt, context_window=window, recaller=None)
+        window = session.context_tokens or self.chat.context_window
+        return assemble(
+            self.chat, self.history(session), self.prompt, context_window=window, recaller=None
+        )
 
     async def propose(self, session: ChatSession) -> FlushProposal:
         """Run the flush turn and return what it would write; writes nothing.
@@ -236,11 +256,10 @@ class MemoryFlush:
         A session with nothing said yet proposes nothing without calling ``claude``. Errors are
         :class:`~clawback.core.claude.errors.ClaudeError`\\ s.
         """
-        engine = self.engine
         prompt = self.context(session)
         notes, model, cost = "", None, 0.0
         if prompt.messages or prompt.summary:
-            result = await engine.runner.run(
+            result = await self.runner.run(
                 prompt.prompt,
                 system_prompt=self.system_prompt,
                 model=session.model_override or None,
@@ -248,8 +267,9 @@ class MemoryFlush:
             model, cost = result.model, result.cost
             reply = result.reply or result.partial
             notes = "" if is_no_reply(reply) else reply
-        now = engine.clock()
-        local = now.astimezone(engine.store.tz) if engine.store.tz else now.astimezone()
+        now = self.sessions.clock()
+        tz = self.sessions.tz
+        local = now.astimezone(tz) if tz else now.astimezone()
         name = self.workspace.daily_name(local.date())
         path = self.workspace.resolve(name)
         blank = FlushProposal(
@@ -273,8 +293,7 @@ class MemoryFlush:
         The notes are appended to the file as it is now (an edit made since the proposal is
         kept). Returns the file written, or None when there was nothing to store.
         """
-        engine = self.engine
-        store = engine.store
+        store = self.sessions
         store.require(proposal.session_id)
         written: Path | None = None
         if proposal.notes:
@@ -284,8 +303,8 @@ class MemoryFlush:
             written = self.workspace.save(
                 proposal.target_name, _appended(current, proposal.block, title)
             )
-            engine.index(written)  # never raises: the watcher or the next ingest catches up
-        store.mark_memory_flush(proposal.session_id, now=engine.clock())
+            self.index(written)  # never raises: the watcher or the next ingest catches up
+        store.mark_memory_flush(proposal.session_id, now=store.clock())
         return written
 
     async def run(self, session: ChatSession) -> FlushProposal:

@@ -30,9 +30,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from clawback.core.chat.engine import ChatEngine
+import sqlite_utils
 from clawback.core.chat.events import ThresholdHooks, TurnOutcome
-from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.sessions import ChatSession, SessionStore
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ClawbackError
 from clawback.core.memory.compaction import (
@@ -44,7 +45,6 @@ from clawback.core.memory.compaction import (
     start_fact_extraction,
 )
 from clawback.core.memory.facts import FactChange
-from clawback.core.memory.files import Workspace
 from clawback.core.memory.flush import FlushProposal, MemoryFlush
 
 __all__ = ["RETRY_AFTER_TURNS", "CompactionPolicy", "MemoryLifecycleHooks"]
@@ -79,27 +79,33 @@ def _one_line(exc: BaseException) -> str:
 
 
 class MemoryLifecycleHooks(ThresholdHooks):
-    """Flush, compaction and knowledge extraction for the turns of one chat engine.
+    """Flush, compaction and knowledge extraction for the turns of chat sessions.
 
-    ``flush`` / ``compactor`` / ``policy`` default to ones built from the engine's config;
-    ``extract_facts`` turns the background fact extraction after a compaction off.
+    Built by :meth:`Home.chat_engine <clawback.core.home.Home.chat_engine>` from the flush
+    and compactor it made, the session store (to re-read a session after a flush), the chat
+    settings (``flush_mode``, the compaction policy) and what fact extraction needs (the index
+    and the runner). ``extract_facts`` turns the background fact extraction off.
     """
 
     def __init__(
         self,
-        engine: ChatEngine,
         *,
-        workspace: Workspace,
-        mask_secrets: bool = True,
-        flush: MemoryFlush | None = None,
-        compactor: Compactor | None = None,
+        flush: MemoryFlush,
+        compactor: Compactor,
+        sessions: SessionStore,
+        chat: ChatConfig,
+        db: sqlite_utils.Database,
+        runner: ClaudeRunner,
         policy: CompactionPolicy | None = None,
         extract_facts: bool = True,
     ) -> None:
-        self.engine = engine
-        self.flush = flush or MemoryFlush(engine, workspace=workspace)
-        self.compactor = compactor or Compactor(engine, mask=mask_secrets)
-        self.policy = policy or CompactionPolicy.from_config(engine.chat)
+        self.flush = flush
+        self.compactor = compactor
+        self.sessions = sessions
+        self.chat = chat
+        self.db = db
+        self.runner = runner
+        self.policy = policy or CompactionPolicy.from_config(chat)
         self.extract_facts = extract_facts
         self.tasks: set[asyncio.Task[list[FactChange]]] = set()
         self._reports: list[str] = []
@@ -109,7 +115,7 @@ class MemoryLifecycleHooks(ThresholdHooks):
 
     @property
     def mode(self) -> str:
-        return self.engine.chat.flush_mode
+        return self.chat.flush_mode
 
     # -- the hooks ------------------------------------------------------------------------------
 
@@ -134,7 +140,7 @@ class MemoryLifecycleHooks(ThresholdHooks):
         flushed = self.flush.policy.flushed_this_cycle(session)
         if self.mode == "auto" and not flushed and not self._waiting(self._flush_failed, session):
             notes.append(await self._flush(session))
-            session = self.engine.store.require(session.id)
+            session = self.sessions.require(session.id)
         notes.append(await self._compact(session, keep))
         if self.mode == "ask" and not flushed and session.id not in self._compact_failed:
             notes.append(
@@ -164,9 +170,7 @@ class MemoryLifecycleHooks(ThresholdHooks):
     def extract_facts_later(self, proposal: CompactionProposal) -> asyncio.Task[list[FactChange]]:
         """Start fact extraction from a committed compaction (also one a UI committed): the
         task is tracked for :meth:`drain` and its report comes with the next notice."""
-        task = start_fact_extraction(
-            self.engine.db, self.engine.runner, proposal, report=self.report
-        )
+        task = start_fact_extraction(self.db, self.runner, proposal, report=self.report)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return task

@@ -15,7 +15,6 @@ from clawback.core.claude.events import Usage
 from clawback.core.memory.compaction import (
     COMPACTION_PROMPT,
     CompactionError,
-    Compactor,
     NothingToCompact,
     compacted_messages,
     list_compactions,
@@ -57,7 +56,7 @@ async def test_compaction_keeps_every_line_and_records_everything(
     session = seed(engine, 10)
     before = session.transcript_path.read_bytes()
     fake_claude.reply(SUMMARY)
-    record = await Compactor(engine).compact(session)
+    record = await engine.hooks.compactor.compact(session)
     assert record is not None
     after = session.transcript_path.read_bytes()
     assert after.startswith(before)  # every original line, byte for byte
@@ -94,7 +93,7 @@ async def test_the_next_turn_sees_the_summary_and_the_kept_messages_only(
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    await Compactor(engine).compact(session)
+    await engine.hooks.compactor.compact(session)
     history = engine.history(engine.store.require(session.id))
     assert history.summary == SUMMARY
     assert [m.id for m in history.messages] == [f"{session.id[:8]}-m{i}" for i in range(4, 10)]
@@ -112,10 +111,10 @@ async def test_a_second_compaction_summarizes_the_first(
 ) -> None:
     session = seed(engine, 8)
     fake_claude.reply(SUMMARY)
-    await Compactor(engine).compact(session)
+    await engine.hooks.compactor.compact(session)
     session = seed(engine, 4)
     fake_claude.reply("Second summary.")
-    await Compactor(engine).compact(session)
+    await engine.hooks.compactor.compact(session)
     stdin = fake_claude.last_call()["stdin"]
     assert f"<earlier-summary>\n{SUMMARY}\n</earlier-summary>" in stdin
     newest, oldest = list_compactions(home.db, session.id)
@@ -132,7 +131,7 @@ async def test_a_failed_compaction_leaves_everything_as_it_was(
 ) -> None:
     session = seed(engine, 10)
     transcript = session.transcript_path.read_bytes()
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     expected: type[Exception] = ClaudeError
     if how in ("err429", "err529"):
         fake_claude.mode(how)
@@ -155,7 +154,7 @@ async def test_a_failing_transcript_write_rolls_the_database_back(
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     proposal = await compactor.propose(session)
 
     def broken(self: Transcript, lines: Any, *, sync: bool = False) -> None:
@@ -172,7 +171,7 @@ async def test_propose_then_confirm_or_cancel(
 ) -> None:
     session = seed(engine, 9)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     transcript = session.transcript_path.read_bytes()
     proposal = await compactor.propose(session, keep=2)
     assert proposal.summary == SUMMARY and proposal.messages_removed == 7
@@ -198,7 +197,7 @@ async def test_propose_then_confirm_or_cancel(
 async def test_a_stale_proposal_is_refused(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     first = await compactor.propose(session)
     second = await compactor.propose(session)
     compactor.commit(first)
@@ -210,7 +209,7 @@ async def test_a_stale_proposal_is_refused(engine: ChatEngine, fake_claude: Fake
 async def test_nothing_to_compact(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     session = seed(engine, 6)
     with pytest.raises(NothingToCompact):
-        await Compactor(engine).propose(session)
+        await engine.hooks.compactor.propose(session)
     assert fake_claude.calls() == []
 
 
@@ -221,7 +220,7 @@ async def test_long_messages_are_cut_to_fit_the_summarization_call(
     store = engine.store
     store.record_usage(session.id, Usage(input=1), context_window=60_000)
     fake_claude.reply(SUMMARY)
-    await Compactor(engine).propose(store.require(session.id))
+    await engine.hooks.compactor.propose(store.require(session.id))
     stdin = fake_claude.last_call()["stdin"]
     assert len(stdin) < (60_000 - 16_000) * 3 and "characters cut" in stdin
 
@@ -234,7 +233,7 @@ async def test_facts_are_extracted_from_the_compacted_messages_in_the_background
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.structured(
@@ -259,7 +258,7 @@ async def test_a_failed_extraction_is_only_reported(
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("err429")
@@ -278,7 +277,7 @@ async def test_cancelling_the_extraction_stops_claude(
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = Compactor(engine)
+    compactor = engine.hooks.compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("hang")

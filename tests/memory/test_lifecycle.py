@@ -55,7 +55,7 @@ def system_prompts(fake: FakeClaude) -> list[str]:
 
 def test_the_app_wires_the_lifecycle_and_the_facts_by_default(home) -> None:
     engine = home.chat_engine()
-    assert isinstance(engine.hooks, MemoryLifecycleHooks) and engine.hooks.engine is engine
+    assert isinstance(engine.hooks, MemoryLifecycleHooks) and engine.hooks.sessions is engine.store
     assert engine.facts_provider is not None
     mine = ThresholdHooks()
     assert home.chat_engine(hooks=mine).hooks is mine
