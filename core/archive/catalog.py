@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from clawback.core.formats.claude_code import IMAGE_MARKER, strip_markup
+from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
 
 TITLE_WIDTH = 200
 

@@ -35,16 +35,21 @@ never copy large inputs (tool results can be megabytes): it slices and joins str
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from clawback.core.formats.dispatch import dispatch
+from clawback.core.formats.rendering import (
+    ANSI_ESCAPE,
+    IMAGE_MARKER,
+    describe_tool_call,
+    flatten_content,
+    one_line,
+    render_value,
+    strip_markup,
+)
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
-
-IMAGE_MARKER = "[image]"
-DISPLAY_WIDTH = 120
 
 # Line types Claude Code writes that hold no conversation: known, parsed to nothing.
 IGNORED_TYPES = frozenset(
@@ -97,105 +102,11 @@ _HOOK_EVENT = re.compile(
     r"\b(?:PreToolUse|PostToolUse|Stop|SubagentStop|UserPromptSubmit|SessionStart|SessionEnd"
     r"|Notification|PreCompact)\b"
 )
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TAG = re.compile(r"</?([A-Za-z][\w:-]*)(?:\s[^<>]*)?>")
-
-# Input fields that best summarise a tool call in one line, most telling first.
-SUMMARY_FIELDS = (
-    "command",
-    "file_path",
-    "path",
-    "notebook_path",
-    "pattern",
-    "url",
-    "query",
-    "description",
-    "prompt",
-    "skill",
-    "subject",
-    "task_id",
-)
 
 
 def parse_line(obj: Any) -> ParsedLine:
     """Turn one decoded Claude Code line into entries and meta; never raises."""
     return dispatch(obj, _HANDLERS, IGNORED_TYPES)
-
-
-# --- helpers shared with the OpenClaw parser ------------------------------------------------
-
-
-def one_line(text: str, width: int = DISPLAY_WIDTH) -> str:
-    """Collapse whitespace and cut to ``width`` characters, looking only at the head of text."""
-    head = " ".join(text[: width * 4].split())
-    return head if len(head) <= width else head[: width - 1] + "…"
-
-
-def describe_tool_call(name: Any, arguments: Any) -> tuple[str, str]:
-    """Return ``(display, text)`` for a tool call.
-
-    ``display`` is what the transcript shows (``Bash: ls -la``); ``text`` is the tool name and
-    every argument with string values verbatim (not JSON-escaped), so a search finds any path,
-    command or line of code the call carried.
-    """
-    tool = name if isinstance(name, str) and name else "tool"
-    rendered = "" if arguments is None else render_value(arguments)
-    summary = ""
-    if isinstance(arguments, dict):
-        for key in SUMMARY_FIELDS:
-            value = arguments.get(key)
-            if isinstance(value, str) and value.strip():
-                summary = value
-                break
-    if not summary:
-        summary = rendered
-    display = f"{tool}: {one_line(summary)}" if summary.strip() else tool
-    return display, f"{tool}\n{rendered}" if rendered else tool
-
-
-def render_value(value: Any, depth: int = 0) -> str:
-    """Render decoded JSON as ``key: value`` lines with every string leaf left verbatim."""
-    if isinstance(value, str):
-        return value
-    if depth < 32:
-        if isinstance(value, dict):
-            return "\n".join(
-                f"{key}: {render_value(item, depth + 1)}" for key, item in value.items()
-            )
-        if isinstance(value, list):
-            return "\n".join(render_value(item, depth + 1) for item in value)
-    return _to_json(value)
-
-
-def flatten_content(content: Any) -> str:
-    """Flatten a tool result's content (a string or a list of blocks) into plain text."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return "" if content is None else render_value(content)
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict):
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-            elif block.get("type") == "image":
-                parts.append(IMAGE_MARKER)
-            elif isinstance(block.get("tool_name"), str):  # tool_reference blocks
-                parts.append(block["tool_name"])
-            elif isinstance(block.get("url"), str):  # web search results
-                title = block.get("title")
-                parts.append(f"{title} {block['url']}" if isinstance(title, str) else block["url"])
-    return "\n".join(parts)
-
-
-def _to_json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return str(value)
 
 
 def _str(value: Any) -> str | None:
@@ -348,23 +259,6 @@ def _injected(text: str) -> tuple[Role, Kind, str] | None:
     return None
 
 
-def strip_markup(text: str) -> str:
-    """Text without XML-ish tags and terminal escapes, whitespace collapsed (for one-liners).
-
-    A tag is markup when it is closed somewhere in the text (``<div>...</div>``) or named the
-    way the CLI names its tags (``<bash-stdout>``, ``<ide_selection>``); code such as
-    ``List<String>`` or ``Vec<u8>`` stays as written.
-    """
-    head = _ANSI.sub("", text[:4000])
-    closed = {name.lower() for name in re.findall(r"</([A-Za-z][\w:-]*)\s*>", head)}
-
-    def drop(tag: re.Match[str]) -> str:
-        name = tag.group(1)
-        return " " if name.lower() in closed or "-" in name or "_" in name else tag.group(0)
-
-    return " ".join(_TAG.sub(drop, head).split())
-
-
 def _command_display(text: str) -> str | None:
     """Show ``<command-name>/mcp</command-name>...`` as ``/mcp <args>`` in the transcript."""
     if not text.startswith("<command-"):
@@ -421,7 +315,7 @@ def _system_line(obj: dict[str, Any]) -> ParsedLine:
         return system(Kind.TEXT, content, display=_command_display(content))
     if subtype is None and isinstance(content, str) and content.strip():
         # Claude Code 1.0.x notices ("Claude Opus 4 limit reached...", hook runs and results).
-        text = _ANSI.sub("", content)
+        text = ANSI_ESCAPE.sub("", content)
         kind = Kind.HOOK if _HOOK_EVENT.search(text) else Kind.NOTIFICATION
         return system(kind, text, display=one_line(text))
     if subtype == "stop_hook_summary":

@@ -34,12 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.errors import SessionKeyError
-from clawback.core.formats.claude_code import (
-    IMAGE_MARKER,
-    describe_tool_call,
-    flatten_content,
-)
 from clawback.core.formats.dispatch import dispatch
+from clawback.core.formats.rendering import IMAGE_MARKER, describe_tool_call, flatten_content
 from clawback.core.formats.session_keys import parse_session_key
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 from clawback.core.timeutil import normalize_ts

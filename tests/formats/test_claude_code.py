@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.formats import PARSERS, detect_format
-from clawback.core.formats.claude_code import describe_tool_call, parse_line
+from clawback.core.formats.claude_code import parse_line
+from clawback.core.formats.rendering import describe_tool_call
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from hypothesis import given
 from hypothesis import strategies as st
