@@ -1,39 +1,8 @@
 """The chat engine: one turn of a conversation, from what the user typed to a stored reply.
 
-Every client (``clawback chat``, the terminal app) runs turns through :class:`ChatEngine`, so
-they behave the same. The pipeline of one turn:
-
-1. **session init**: the session named by id, else the current one of the key (``local:<user>``
-   by default, see :func:`~clawback.core.chat.sessions.local_session_key`), resumed if fresh,
-   else a new one (:meth:`SessionStore.get_or_create`);
-2. **reset triggers and commands**: ``/new`` / ``/reset`` [model] [message] start a new session
-   (the rest, if any, is its first message); ``/label <text>`` labels the session (no ``claude``
-   call);
-3. **persist** the user's message to the transcript (fsynced) *before* anything can fail;
-4. ``hooks.maybe_flush(session)``, then **recall** and **context** assembly
-   (:mod:`clawback.core.chat.prompt`), then ``hooks.maybe_compact(session, prompt_tokens)``
-   (re-assembling if it compacted);
-5. **run** ``claude`` (:class:`~clawback.core.claude.runner.ClaudeRunner`), streaming deltas;
-6. **persist** the reply when complete (with model and usage), update the session's counters
-   from the real usage;
-7. **index** the transcript at once (the ``index`` callback, ``Home.ingest_changed``), so the
-   turn is searchable and listed in ``clawback sessions`` as soon as it ends;
-8. ``hooks.after_turn(session, outcome)``: the threshold check.
-
-Failure modes: a :class:`~clawback.core.claude.errors.ClaudeError` is re-raised after the turn
-is recorded (the user's message is already on disk; any reply text that streamed is kept as a
-``partial`` assistant message; a ``system`` note in the transcript says what failed).
-Cancellation (:meth:`ChatTurn.cancel` or :meth:`ChatEngine.cancel`) stops ``claude``, keeps the
-partial reply marked ``partial`` and finishes with a :class:`TurnFinished` whose outcome says
-``cancelled``; cancelling the task that iterates the turn does the same bookkeeping and then
-lets the :class:`asyncio.CancelledError` through.
-
-This module picks the session and the context; :mod:`clawback.core.chat.turn` runs a turn
-(:class:`ChatTurn`) and :mod:`clawback.core.chat.events` holds what a turn yields. All the
-public names are importable from here.
-
-The memory lifecycle plugs in through :class:`ThresholdHooks` (flush before a turn when due,
-compaction when the prompt will not fit, a check after the turn); the default hooks do nothing.
+Every client (``clawback chat``, the app) runs turns through :class:`ChatEngine`, which picks
+the session and the context; :mod:`clawback.core.chat.turn` runs the turn. The pipeline and
+its failure modes: ``docs/chat.md``.
 
 This module must never lose what the user typed, never store a recalled block in a transcript,
 and never import UI code: it yields plain dataclass events a UI turns into its own messages.

@@ -1,19 +1,7 @@
 """The chat session store: which session a chat key is in, when it goes stale, and its counters.
 
-A *session key* names where a conversation happens (``local:<user>`` for the terminal chat, see
-:func:`local_session_key`); a *session* is one transcript with a uuid. Each key has at most one
-*current* session (``chat_sessions.current = 1``). :meth:`SessionStore.get_or_create` resumes it
-while it is fresh and otherwise starts a new one (new uuid, counters, compaction count and flush
-state reset); the old session stays in the table, its transcript on disk and in the index, so it
-remains browsable and searchable.
-
-Freshness, keys and chat commands are rules without storage: :mod:`clawback.core.chat.policy`
-(re-exported here). The clock and the local time zone are injectable so tests are exact. A
-label is stored in the transcript too, so reindexing keeps it.
-
-Token counters describe the latest turn, as ``claude`` reported it: ``total_tokens`` =
-``input + cache_read + cache_write`` is the size of the last prompt, the figure the memory
-lifecycle's threshold checks compare with ``context_tokens`` (the model's window).
+Keys, freshness and token counters are explained in ``docs/chat.md``; the rules without
+storage live in :mod:`clawback.core.chat.policy` (re-exported here).
 
 This module must never delete a session, a transcript or a transcript line, and never touch the
 archive's own tables except through the index callback.

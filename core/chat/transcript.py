@@ -1,19 +1,7 @@
 """Native transcripts on disk: crash-safe appends and reading a session back into messages.
 
-A native transcript (``$CLAWBACK_HOME/sessions/<session id>.jsonl``, format in
-``docs/native-format.md``) is the source of truth for a clawback chat; the index and the
-``chat_sessions`` row are derived from it or beside it. Every append:
-
-- encodes whole lines (``json.dumps`` escapes newlines, so one object is always one line) and
-  writes them with one ``O_APPEND`` write under an exclusive ``fcntl.flock`` on the file, so two
-  writers (the app and ``clawback chat``) never interleave bytes;
-- first repairs a torn last line, the only damage a crash mid-write can leave: the fragment is
-  cut off (and kept beside the file in ``<id>.jsonl.torn``), so the file is whole lines again;
-- ``fsync``\\ s when asked (the chat engine asks for the user's message and at the end of a
-  turn).
-
-Reading ignores a torn last line (a write may be in flight) and any line that is not a JSON
-object, so a damaged file still reads as far as it is readable.
+How an append stays whole (one locked ``O_APPEND`` write, torn-line repair, fsync) is in
+``docs/chat.md``; the format in ``docs/native-format.md``.
 
 This module must never rewrite or reorder existing lines, never write a partial line on purpose,
 and never create a transcript readable by other users (files are 0600).

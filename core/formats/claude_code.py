@@ -1,36 +1,11 @@
-"""Claude Code transcripts (``~/.claude/projects/<encoded-cwd>/<session>.jsonl``) -> the model.
+"""Claude Code transcripts (``~/.claude/projects/<encoded-cwd>/<session>.jsonl``) -> entries.
 
-Claude Code writes one JSON object per line. ``user`` / ``assistant`` lines hold the
-conversation; ``summary`` lines name a session; ``system`` lines mark compactions and notices;
-``attachment`` lines carry hook output; most other types (API request records, cost state,
-snapshots, progress, ...) are bookkeeping that is not indexed. What each line becomes:
+What each line type becomes (conversation, tool calls, injected context, hooks, compactions,
+titles) is listed in ``docs/formats.md``; how tool calls and content are rendered is
+:mod:`clawback.core.formats.rendering`.
 
-- user / assistant text -> ``TEXT`` (conversational); assistant ``tool_use`` -> ``TOOL_USE``
-  (conversational, shown as ``display``); ``thinking`` -> ``THINKING``; ``tool_result`` ->
-  ``TOOL_RESULT`` with role ``TOOL``. Images are never indexed: each becomes an ``[image]``
-  text entry where it was.
-- user text the CLI wrote rather than the person: ``<bash-stdout>`` / ``<local-command-stdout>``
-  -> ``COMMAND_OUTPUT`` (role tool); ``<task-notification>``, caveats -> ``NOTIFICATION``;
-  ``[Request interrupted by user]`` -> ``INTERRUPTION`` (role system); ``<bash-input>`` (the
-  person's ``!cmd``) -> a user ``TOOL_USE``. Context blocks (``<ide_selection>``,
-  ``<system-reminder>``, ...), ``isMeta`` lines and ``isApiErrorMessage`` lines are indexed but
-  not conversational, as is the text of ``system`` ``away_summary`` / ``local_command`` lines.
-- ``attachment`` lines of a ``hook_*`` type with output, 1.0.x hook notices (``system`` without
-  a subtype) and ``stop_hook_summary`` errors -> ``HOOK``; other 1.0.x notices ->
-  ``NOTIFICATION``. A ``queue-operation`` ``remove`` (a steering prompt) -> user ``TEXT``.
-- ``system`` ``compact_boundary`` / ``microcompact_boundary`` lines and ``isCompactSummary``
-  user lines -> ``COMPACTION`` (conversational).
-- ``custom-title`` lines and ``/rename NAME`` commands -> ``SessionMeta.custom_title`` (a name
-  the person gave, which wins); ``ai-title`` -> ``SessionMeta.title``; a ``summary`` line ->
-  a ``SUMMARY`` entry and ``title`` with ``title_for_uuid``. Caution: Claude Code often writes a
-  summary line into a *later* session's file; its ``leafUuid`` names a message of the session
-  it describes (the catalog matches them by uuid).
-
-Meta (session id, cwd) is returned only for lines that produce entries or a title. A line that
-is valid JSON but of a shape this module does not know returns ``ParsedLine(unknown=...)``.
-
-``parse_line`` is a pure function of one decoded line. It must never read files, never raise, and
-never copy large inputs (tool results can be megabytes): it slices and joins strings only.
+``parse_line`` is a pure function of one decoded line: it never reads files and never raises; a
+line of a shape it does not know returns ``ParsedLine(unknown=...)``.
 """
 
 from __future__ import annotations

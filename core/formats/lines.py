@@ -1,16 +1,7 @@
 """Reading JSONL transcripts line by line, whatever the bytes: the one place lines enter.
 
-Everything a line can hold that would break something later is dealt with here, once:
-
-* a line longer than ``max_line`` is streamed past without being held (only its size is
-  kept), so memory stays bounded by ``max_line`` whatever the file holds;
-* a run of blank lines is counted from the read buffer, not line by line;
-* a line that is not finished yet (no newline at the end of the file) is left for the next
-  pass, and its size is kept so the ingestor can report a tail that never completes; but in a
-  file its writer has finished (``finished``: quiet for a while), a last line that is whole
-  JSON is read, since many tools end a file without a newline;
-* a UTF-8 byte-order mark is dropped, invalid UTF-8 replaced, lone surrogate escapes replaced
-  (:mod:`clawback.core.safejson`), and JSON nested too deeply for Python is a skipped line.
+Huge lines, blank runs, unfinished last lines, byte-order marks, invalid UTF-8 and deep nesting
+are dealt with here, once (``docs/formats.md``), so memory stays bounded by ``max_line``.
 
 It never raises on content: a line gives values and a reason to report, or only the reason.
 """

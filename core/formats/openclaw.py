@@ -1,26 +1,7 @@
-"""OpenClaw and pi-coding-agent session transcripts (one format) -> the model; OpenClaw's store.
+"""OpenClaw and pi-coding-agent session transcripts (one format) -> entries; OpenClaw's store.
 
-pi (and OpenClaw, which embeds it) writes a ``{"type":"session",...}`` header, then one entry
-per line: ``message`` entries wrap an agent message whose ``role`` is ``user``, ``assistant``,
-``toolResult``, ``bashExecution``, ``custom``, ``branchSummary`` or ``compactionSummary``; other
-entry types record compactions, branch summaries, model / thinking-level changes, extension
-state, labels and the session name. Legacy v1 files (no ``id``/``parentId``, ``branchedFrom``
-in the header) parse the same way. What each becomes:
-
-- user / assistant text -> ``TEXT`` (conversational); ``thinking`` -> ``THINKING``;
-  ``toolCall`` -> ``TOOL_USE`` (conversational, shown as ``display``); ``toolResult`` ->
-  ``TOOL_RESULT`` with role ``TOOL``; an assistant turn that stopped with ``aborted``/``error``
-  is ``partial`` and its ``errorMessage`` is a non-conversational system entry.
-- ``bashExecution`` (the person ran ``!cmd``) -> a conversational user ``TOOL_USE`` and a
-  ``TOOL_RESULT`` with the output.
-- ``compaction`` / ``branch_summary`` entries and the matching roles -> ``COMPACTION``.
-- ``custom_message`` / role ``custom`` (extension-injected context) and role ``system`` ->
-  non-conversational system ``TEXT``.
-- ``session`` header -> meta (id, cwd, created, parent); ``session_info`` -> meta title.
-- ``model_change``, ``thinking_level_change``, ``custom``, ``label`` -> nothing (known).
-
-:func:`load_session_store` reads OpenClaw's ``sessions.json`` (session key -> entry) into
-:class:`SessionMeta` keyed by session id.
+What each entry type becomes is listed in ``docs/formats.md``. :func:`load_session_store`
+reads OpenClaw's ``sessions.json`` into :class:`SessionMeta` keyed by session id.
 
 ``parse_line`` is a pure function of one decoded line: it must never read files and never
 raise. ``load_session_store`` reads one file and must never raise either.

@@ -1,31 +1,7 @@
 """Session keys: OpenClaw's grammar for naming a conversation, and clawback's simple keys.
 
-A session key names *where* a conversation happens (an agent's main chat, a DM with one peer on
-one channel, a group, a thread under any of those, a subagent spawned from any of those), while a
-session id names one transcript file. The grammar, as OpenClaw writes it::
-
-    agent:<agentId>:main
-    agent:<agentId>:dm:<peer>
-    agent:<agentId>:<channel>:dm:<peer>
-    agent:<agentId>:<channel>:<account>:dm:<peer>
-    agent:<agentId>:<channel>:group:<id>
-    agent:<agentId>:<channel>:channel:<id>
-    <parent>:thread:<id>
-    <parent>:subagent:<key>
-    <channel>:<userId>                      (simple keys, e.g. clawback's ``local:<user>``)
-
-Rules this module settles, because OpenClaw's code leaves them implicit:
-
-- The whole key is case-insensitive, as OpenClaw lowercases keys before storing them.
-  :func:`parse_session_key` and the builders lowercase everything, so two spellings of one key
-  parse to equal :class:`SessionKey` values and ``str(key)`` is the canonical spelling.
-- Segments are separated by ``:``; no segment may be empty or hold whitespace.
-- ``agentId``, ``channel``, ``account``, thread ids and subagent keys are one segment each.
-  A peer / group / channel / user id may span several segments (Matrix ids such as
-  ``!room:example.org`` hold colons), so it runs until a ``thread`` or ``subagent`` marker.
-- The words ``dm``, ``group``, ``channel``, ``thread`` and ``subagent`` cannot be a channel or an
-  account name, and ``thread`` / ``subagent`` cannot be a segment of an id: either would make
-  the key mean something else when read back.
+The grammar and the rules this module settles (case, separators, reserved words, ids that hold
+colons) are in ``docs/formats.md``.
 
 This module never touches files or the database, and raises only
 :class:`~clawback.core.errors.SessionKeyError` for a malformed key.

@@ -1,21 +1,7 @@
 """Compaction: a summary replaces a chat's older messages in the prompt; the transcript keeps all.
 
-:meth:`Compactor.propose` summarizes every message before the last N kept ones (default
-``chat.keep_messages``) with one ``claude -p`` call, whose system prompt
-(:data:`COMPACTION_PROMPT`, replaceable) asks to keep decisions, open tasks, names, paths and
-numbers; the previous summary, if any, is summarized along with them, so the new one stands for
-the whole conversation before the kept messages. Nothing is written: the proposal is what a UI
-shows before the user confirms. :meth:`Compactor.commit` then, in one database transaction,
-bumps ``compaction_count``, sets ``total_tokens`` to the estimate after compaction, adds a row to
-the ``compactions`` ledger, and appends a ``compaction`` line (summary, id of the first kept
-message, tokens before and after, model) to the transcript; the transcript is re-indexed at
-once, so the summary is searchable like any message. :meth:`Compactor.compact` does both.
-
-Token figures are estimates (:func:`~clawback.core.tokens.estimate_tokens`) of the chat context
-(system prompt, summary, messages) before and after, so the two compare like with like.
-
-After a commit, :func:`start_fact_extraction` extracts knowledge facts from the compacted
-messages in an asyncio task of its own; its outcome (or failure) is only reported.
+Propose (one ``claude -p`` call, nothing written), then commit (counters, ledger row and
+transcript line in one transaction), then fact extraction in the background: ``docs/memory.md``.
 
 This module must never remove or rewrite a transcript line (the compacted messages stay in the
 transcript and in the index), and a compaction that fails (a ``claude`` error, a timeout, an

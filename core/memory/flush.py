@@ -1,20 +1,6 @@
 """The pre-compaction memory flush: durable notes from a chat, appended to today's memory file.
 
-When a session nears its context window (:class:`FlushPolicy`), one ``claude -p`` turn runs over
-the session's current context (the latest compaction summary and the messages since, assembled
-the way a chat turn assembles them, without the recalled block) with the flush system prompt
-(:data:`FLUSH_SYSTEM_PROMPT`). Its reply is the proposed notes; ``NO_REPLY`` means nothing.
-
-The flush is reviewable: :meth:`MemoryFlush.propose` runs the turn and returns the notes and the
-diff they would make to ``memory/YYYY-MM-DD.md`` without writing anything;
-:meth:`MemoryFlush.apply` appends them, under a heading naming the session and the time and a
-link back to the session (a relative link to its transcript plus the ``clawback show`` command),
-re-indexes the file at once and records ``memory_flush_at`` / ``memory_flush_compaction_count``.
-A person may rewrite the notes before accepting them: :meth:`FlushProposal.with_notes` makes the
-proposal that writes their text instead (masked, under the same heading, the diff recomputed
-against the file as it is then).
-A flush that stored nothing (``NO_REPLY``) is recorded too, so it is not asked again in the same
-compaction cycle.
+When it runs, what it asks ``claude`` and how a person reviews it: ``docs/memory.md``.
 
 This module must never let the model write a file (clawback appends the notes itself), never
 write anything in propose mode, never replace a memory file other than through

@@ -1,17 +1,7 @@
 """The librarian: turns finished conversations into knowledge facts and a summary.
 
-``clawback process`` takes conversations in status ``ready`` (any source: clawback's own chats,
-Claude Code logs, OpenClaw), and for each: marks it ``processing`` (committed, so a crash is
-visible), reads its conversational messages, makes one extraction call
-(:func:`clawback.core.memory.extraction.extract`), then in one transaction stores the facts through
-:class:`~clawback.core.memory.facts.FactStore`, the summary, and the status ``archived``. A
-conversation with fewer than ``archive.min_conversation_messages`` messages is ``skipped``
-without a call.
-
-Only one librarian runs per home (an ``flock`` on ``librarian.lock``, released by the kernel
-when a process dies), so a row still ``processing`` when a run starts was left by one that
-crashed, and goes back to ``ready``. Status changes from ``ready`` are made under the ingest
-writer lock, so the ingestor never reopens a conversation the librarian has taken.
+The status flow (ready, processing, archived, skipped), the one-librarian lock and crash
+recovery are in ``docs/memory.md``.
 
 This module must never process a conversation twice (every transition is a conditional update
 on the expected status), never leave one ``processing`` when a claude call fails or is

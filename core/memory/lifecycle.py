@@ -1,28 +1,11 @@
 """The memory lifecycle in every chat turn: flush when near the window, compact when over it.
 
 :class:`MemoryLifecycleHooks` is what :meth:`Home.chat_engine
-<clawback.core.home.Home.chat_engine>` plugs into the chat engine
-(:class:`~clawback.core.chat.events.ThresholdHooks`):
+<clawback.core.home.Home.chat_engine>` plugs into the chat engine; when each hook fires and why
+compaction is measured before smart trim: ``docs/memory.md``.
 
-- ``maybe_flush`` (the user's message is saved, nothing assembled yet): when
-  :class:`~clawback.core.memory.flush.FlushPolicy` says a flush is due, ``chat.flush_mode`` decides:
-  ``auto`` flushes (the notes go to today's memory file), ``ask`` tells the user to run
-  ``/flush`` (once per compaction cycle), ``off`` does nothing.
-- ``maybe_compact`` (the prompt is assembled): when :class:`CompactionPolicy` says the prompt
-  will not fit, compacts the session; in ``auto`` mode a flush that has not run in this
-  compaction cycle runs first, so memories are always captured before older turns leave the
-  prompt. Fact extraction from the compacted messages then starts in the background.
-- ``after_turn``: reports what background work finished.
-
-The compaction trigger is the prompt the engine measured *before* smart trim
-(``context_window - reserve_tokens``): smart trim keeps the last messages and could otherwise
-always make the prompt fit by silently dropping older ones, so "over the window even after
-trim" would almost never fire and the flush before it never either. Compaction replaces that
-silent loss with a reviewable summary; smart trim remains the fallback when compaction fails.
-
-A failed flush or compaction never blocks the turn: it becomes a notice, the turn goes on, and
-the automatic attempt waits :data:`RETRY_AFTER_TURNS` turns before trying again. This module must
-never raise out of a hook (except for cancellation) and never wait for background extraction.
+This module must never raise out of a hook (except for cancellation) and never wait for
+background extraction: a failed flush or compaction becomes a notice and the turn goes on.
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """CJK search support: overlapping bigrams for the ``cjk`` column of the full-text index.
 
-SQLite's ``unicode61`` tokenizer keeps a run of Chinese, Japanese or Korean characters as one
-token, so "世界" is not found inside "你好世界". For every entry that has such characters the
-ingestor stores :func:`cjk_bigrams` of its text in ``entries.cjk``; the query side
-(:mod:`clawback.core.search.query`) matches a CJK term as the phrase of its
-:func:`query_bigrams` in that column. What goes into the column, per run of CJK characters
-(CJK punctuation and anything else that is not a CJK letter ends a run):
+What goes into the column and why (runs, glued letters, NFKC) is in ``docs/formats.md``; the
+query side is :mod:`clawback.core.search.query`.
 
-* the run's overlapping bigrams: 你好世界 -> ``你好 好世 世界``;
-* then the run's last character alone, so that every character starts some token and a
-  one-character query (a prefix query ``cjk : "界"*``) finds it wherever it stands;
-* a one-character run as that character;
-* letters and digits glued to a run without a space ("学习Python编程", "2024年"), which
-  ``unicode61`` swallows into the run's token in the ``text`` column, so that "python" and
-  "2024" are still found.
-
-Runs and glued fragments are NFKC-normalised first (half-width katakana, full-width digits and
-letters, compatibility ideographs), on both sides. This module must stay cheap for the text
-that has no CJK at all (nearly all of it): one ``isascii`` check, then one regex search. It
-never raises.
+This module must stay cheap for the text that has no CJK at all (nearly all of it): one
+``isascii`` check, then one regex search. It never raises.
 """
 
 from __future__ import annotations
