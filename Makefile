@@ -22,4 +22,4 @@ imports:
 	$(BIN)lint-imports
 
 test:
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n auto

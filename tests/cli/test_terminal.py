@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -55,3 +56,16 @@ def test_ingest_on_a_terminal_shows_its_progress_and_succeeds(tmp_path: Path) ->
     assert code == 0, output
     assert "Ingested 1 files" in output
     assert "Traceback" not in output and "Error" not in output
+
+
+def test_python_m_clawback_runs_the_same_command(tmp_path: Path) -> None:
+    """``python -m clawback`` is the ``clawback`` script, as ``python -m pip`` is pip."""
+    result = subprocess.run(
+        [sys.executable, "-m", "clawback", "--home", str(tmp_path / "h"), "sessions", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []  # a new home has no sessions
