@@ -81,7 +81,8 @@ def remove_argv(claude: str, scope: str | None) -> list[str]:
 class McpTools:
     """The MCP flags one ``claude -p`` call gets: a config file and the tools it may call.
 
-    ``--strict-mcp-config`` keeps a user-scope registration from loading the server twice;
+    Every call already passes ``--strict-mcp-config`` (the runner's contained flags), so the
+    user's own servers never load and a user-scope registration does not load this one twice;
     ``--allowedTools`` is what lets print mode call them at all (it refuses otherwise).
     """
 
@@ -90,8 +91,7 @@ class McpTools:
 
     def argv(self) -> list[str]:
         # --mcp-config takes several values: the flag after it ends the list.
-        return ["--mcp-config", str(self.config), "--strict-mcp-config",
-                "--allowedTools", ",".join(self.allowed)]  # fmt: skip
+        return ["--mcp-config", str(self.config), "--allowedTools", ",".join(self.allowed)]
 
 
 def chat_tools(

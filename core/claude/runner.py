@@ -65,6 +65,16 @@ _STDERR_TAIL_BYTES = 4096
 _AFTER_RESULT_SECONDS = 1.5
 _MAX_LINE_BYTES = 16 * 1024 * 1024  # a reply line is a few hundred KB; more is not claude's JSON
 _MAX_ARG_BYTES = 100_000  # Linux refuses a single argument over 128 KiB; use a file above this
+# Every call runs contained: no transcript under ~/.claude/projects, none of the user's MCP
+# servers (only what the call passes), none of the user's hooks (a clawback hook inside Claude
+# Code would otherwise fire again inside clawback's own calls, and recurse).
+NO_HOOKS_SETTINGS = '{"disableAllHooks": true}'
+CONTAINED_FLAGS = (
+    "--no-session-persistence",
+    "--strict-mcp-config",
+    "--settings",
+    NO_HOOKS_SETTINGS,
+)
 
 
 @dataclass(frozen=True)
@@ -251,8 +261,8 @@ class ClaudeRunner:
     ) -> list[str]:
         """The exact argument vector of one call (no shell ever sees it).
 
-        ``tools`` offers MCP tools (clawback's memory) on top of ``--tools ""``, which removes
-        only the built-in ones.
+        Every call is contained (:data:`CONTAINED_FLAGS`); ``tools`` offers MCP tools
+        (clawback's memory) on top of ``--tools ""``, which removes only the built-in ones.
         """
         argv = [
             executable,
@@ -261,7 +271,7 @@ class ClaudeRunner:
             "stream-json",
             "--verbose",
             "--include-partial-messages",
-            "--no-session-persistence",
+            *CONTAINED_FLAGS,
             "--tools",
             "",
         ]

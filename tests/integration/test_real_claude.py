@@ -410,3 +410,35 @@ def test_mcp_install_registers_the_server_and_claude_mcp_list_connects_it(
     assert removed.exit_code == 0, removed.output
     assert "clawback" not in json.loads((claude_home / ".claude.json").read_text())["mcpServers"]
     assert ALLOWED_TOOLS == (SEARCH, GET)
+
+
+async def test_clawbacks_calls_fire_no_user_hook_and_load_no_user_server(
+    real_claude: str, claude_home: Path, memory_home: Path, tmp_path: Path
+) -> None:
+    """``--settings '{"disableAllHooks": true}'`` and ``--strict-mcp-config``, as the real CLI
+    takes them: a hook and an MCP server the user registered stay out of clawback's calls (a
+    clawback hook would otherwise fire inside clawback's own call, and recurse)."""
+    fired = tmp_path / "hook-fired"
+    hook = {"type": "command", "command": f"touch {fired}"}
+    events = ("SessionStart", "UserPromptSubmit")
+    settings = {"hooks": {event: [{"hooks": [hook]}] for event in events}}
+    (claude_home / ".claude").mkdir()
+    (claude_home / ".claude" / "settings.json").write_text(json.dumps(settings))
+    users_own = config_block(memory_home)["mcpServers"]["clawback"]
+    (claude_home / ".claude.json").write_text(json.dumps({"mcpServers": {"users-own": users_own}}))
+    with AnthropicStandin() as standin:
+        runner = make_runner(real_claude, standin, claude_home, tmp_path)
+        result = await runner.run("hello", system_prompt=SYSTEM)
+        assert result.reply == "ECHO: hello" and not fired.exists()
+        assert standin.state.requests[0]["tools"] == []  # the user's server was not offered
+
+        # The same call without the two flags fires the hook and offers the user's server.
+        argv = runner.build_argv(runner.executable(), system_prompt=SYSTEM)
+        i = argv.index("--settings")
+        loose = [a for a in argv[:i] + argv[i + 2 :] if a != "--strict-mcp-config"]
+        env = {**os.environ, **offline_env(standin, claude_home)}
+        subprocess.run(loose, input=b"hello", capture_output=True, env=env, cwd=tmp_path,
+                       timeout=120, check=True)  # fmt: skip
+        assert fired.exists()
+        offered = {tool["name"] for tool in standin.state.requests[-1]["tools"]}
+        assert "mcp__users-own__memory_search" in offered

@@ -60,7 +60,7 @@ def test_chat_turns_get_a_private_config_file_and_the_two_tools(tmp_path: Path) 
     assert json.loads(tools.config.read_text()) == config_block(paths.home, ["/opt/bin/clawback"])
     assert tools.config.stat().st_mode & 0o777 == 0o600
     assert tools.argv() == [
-        "--mcp-config", str(tools.config), "--strict-mcp-config",
+        "--mcp-config", str(tools.config),
         "--allowedTools", "mcp__clawback__memory_search,mcp__clawback__memory_get",
     ]  # fmt: skip
     before = tools.config.stat().st_mtime_ns
