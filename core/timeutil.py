@@ -6,7 +6,7 @@ milliseconds. The index stores ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC), which sorts c
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _CACHE_SIZE = 4096
 
@@ -54,3 +54,36 @@ def normalize_ts(value: object) -> str | None:
 
 def now_ts() -> str:
     return format_ts(datetime.now(UTC))
+
+
+def date_bounds(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """The index timestamps a ``since``/``until`` pair selects: ``ts >= low`` and ``ts < high``.
+
+    Both ends are inclusive as a person reads them: ``--until 2025-07-14`` keeps that whole day
+    (the bound is the next midnight), so ``--since D --until D`` is day D. A bound with a time
+    keeps that instant. A value that is not a date, or a ``since`` after its ``until`` (which
+    could only ever match nothing), is a :class:`ValueError` whose text is the message to show.
+    """
+    low = _bound("since", since)
+    high = _bound("until", until)
+    if high is not None and until is not None and len(until.strip()) == 10:
+        high += timedelta(days=1)  # a bare date: the end of its day
+    elif high is not None:
+        high += timedelta(milliseconds=1)
+    if low is not None and high is not None and low >= high:
+        raise ValueError(f"since {since} is after until {until}: nothing can match")
+    return (format_ts(low) if low else None, format_ts(high) if high else None)
+
+
+def _bound(name: str, value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = parse_ts(value.strip())
+        if parsed is not None:
+            format_ts(parsed + timedelta(days=1))  # the day after must be on the calendar too
+    except (OverflowError, ValueError):
+        parsed = None
+    if parsed is None:
+        raise ValueError(f"not a date: {value!r} (use YYYY-MM-DD)")
+    return parsed

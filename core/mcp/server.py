@@ -88,7 +88,7 @@ def build_server(db: sqlite_utils.Database, nearest: NearestChunks | None = None
         ] = None,
         session: Annotated[str | None, Field(description="Only this session (id).")] = None,
         since: Annotated[str | None, Field(description="Only on or after YYYY-MM-DD.")] = None,
-        until: Annotated[str | None, Field(description="Only before YYYY-MM-DD.")] = None,
+        until: Annotated[str | None, Field(description="Only on or before YYYY-MM-DD.")] = None,
         kind: Annotated[str | None, Field(description=f"{', '.join(KINDS)} (default all).")] = None,
         mode: Annotated[
             str | None,

@@ -21,7 +21,7 @@ from clawback.core.mcp.refs import FactRef, ToolInputError, entry_ref
 from clawback.core.records import KIND_FILTERS, Source
 from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, search
 from clawback.core.search.query import build_match, score_from_rank, terms
-from clawback.core.timeutil import normalize_ts
+from clawback.core.timeutil import date_bounds
 
 __all__ = ["MemoryTools", "ToolInputError"]
 
@@ -72,9 +72,10 @@ class MemoryTools:
         source = _choice("source", source, SOURCES)
         kind = _choice("kind", kind, KINDS) or "all"
         mode = _choice("mode", mode, MODES) or ("hybrid" if self.nearest else "keyword")
-        for name, value in (("since", since), ("until", until)):
-            if value and normalize_ts(value) is None:
-                raise ToolInputError(f"{name}={value!r} is not a date: use YYYY-MM-DD.")
+        try:
+            date_bounds(since, until)
+        except ValueError as exc:
+            raise ToolInputError(f"{exc}.") from None
         session_id = self.reader.session_id(session) if session else None
         answer: dict[str, Any] = {"results": []}
         if build_match(query) is None:
@@ -173,10 +174,10 @@ class MemoryTools:
         if session_id:
             clauses.append("f.session_id = ?")
             params.append(session_id)
-        for bound, op in ((since, ">="), (until, "<")):
+        for bound, op in zip(date_bounds(since, until), (">=", "<"), strict=True):
             if bound:
                 clauses.append(f"coalesce(f.source_ts, f.created_at) {op} ?")
-                params.append(normalize_ts(bound))
+                params.append(bound)
         try:
             rows = self.db.execute(
                 f"""SELECT f.id, f.type, f.content, f.context, f.session_id,

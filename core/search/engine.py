@@ -26,7 +26,7 @@ from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.search.prefixes import expand_prefixes
 from clawback.core.search.query import build_match, score_from_rank, split_terms, terms
-from clawback.core.timeutil import normalize_ts
+from clawback.core.timeutil import date_bounds
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -70,16 +70,14 @@ class SearchFilters:
             kinds = [k.value for k in KIND_FILTERS[self.kind]]
             clauses.append(f"e.kind IN ({', '.join('?' * len(kinds))})")
             params.extend(kinds)
-        for bound, op in ((self.since, ">="), (self.until, "<")):
+        try:
+            low, high = date_bounds(self.since, self.until)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        for bound, op in ((low, ">="), (high, "<")):
             if bound:
-                try:
-                    ts = normalize_ts(bound)
-                except (OverflowError, ValueError):  # a date at the edge of the calendar
-                    ts = None
-                if ts is None:
-                    raise UsageError(f"not a date: {bound!r} (use YYYY-MM-DD)")
                 clauses.append(f"e.ts {op} ?")
-                params.append(ts)
+                params.append(bound)
         if self.project:
             clauses.append("s.cwd LIKE ?")
             params.append(f"%{self.project}%")

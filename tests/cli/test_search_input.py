@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,46 @@ def test_edge_of_the_calendar_is_one_line(
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: not a date")
+
+
+@pytest.fixture
+def two_days(tmp_path: Path) -> Path:
+    src = tmp_path / "src" / "proj"
+    write_lines(
+        src / "d.jsonl",
+        [cc_user("d", "u1", "walrus on the fourteenth", "2025-07-14T23:30:00.000Z"),
+         cc_user("d", "u2", "walrus on the fifteenth", "2025-07-15T00:10:00.000Z")],
+    )  # fmt: skip
+    main(["--home", str(tmp_path / "h"), "ingest", str(tmp_path / "src")])
+    return tmp_path / "h"
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "found"),
+    [
+        ("2025-07-14", "2025-07-14", ["fourteenth"]),  # --until keeps its own day
+        ("2025-07-15", "2025-07-15", ["fifteenth"]),
+        ("2025-07-14", "2025-07-15", ["fifteenth", "fourteenth"]),
+        ("2025-07-15T00:00:00Z", "2025-07-15T00:10:00Z", ["fifteenth"]),  # an instant is kept
+    ],
+)
+def test_a_date_bound_is_inclusive_of_its_day(
+    two_days: Path, since: str, until: str, found: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    main(["--home", str(two_days), "search", "walrus", "--json", "--since", since,
+          "--until", until])  # fmt: skip
+    hits = json.loads(capsys.readouterr().out)
+    assert sorted(hit["snippet"].rsplit(" ", 1)[-1] for hit in hits) == found
+
+
+def test_a_reversed_range_is_one_clear_error(
+    two_days: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["--home", str(two_days), "search", "walrus", "--since", "2025-07-15",
+              "--until", "2025-07-14"])  # fmt: skip
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "error: since 2025-07-15 is after until 2025-07-14: nothing can match\n"

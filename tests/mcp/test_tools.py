@@ -177,6 +177,7 @@ def test_odd_queries_get_a_result(tools: MemoryTools, query: str) -> None:
         ({"query": ""}, "empty"),
         ({"query": "x" * 5000}, "characters"),
         ({"query": "x", "since": "yesterday"}, "YYYY-MM-DD"),
+        ({"query": "x", "since": "2025-07-15", "until": "2025-07-14"}, "is after until"),
         ({"query": "x", "source": "web"}, "source"),
         ({"query": "x", "kind": "code"}, "kind"),
         ({"query": "x", "session": "no-such-session"}, "session"),
