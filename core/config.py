@@ -113,6 +113,16 @@ class EmbeddingsConfig:
 
 
 @dataclass
+class HooksConfig:
+    timeout_s: int = setting(5, "Claude Code hooks give up (printing nothing) after this many seconds.")
+    brief_tokens: int = setting(1_500, "Session start: most tokens of the memory brief.")
+    recall_tokens: int = setting(800, "Each prompt: most tokens of the recalled context.")
+    exclude: list[str] = setting(
+        [], "Projects the hooks leave alone: glob patterns on the working folder (e.g. '~/secret/*')."
+    )
+
+
+@dataclass
 class UIConfig:
     theme: str = setting("clawback-dark", "Theme of the terminal app.")
     show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
@@ -137,6 +147,7 @@ class Config:
     chat: ChatConfig = field(default_factory=ChatConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
     ui: UIConfig = field(default_factory=UIConfig)
 
     def workspace(self, paths: Paths) -> Path:
@@ -236,6 +247,7 @@ def _validate(config: Config, fail: Any) -> None:
         ("chat", "timeout_seconds"),
         ("chat", "context_window"),
         ("embeddings", "threads"),
+        ("hooks", "timeout_s"),
     ):
         if getattr(getattr(config, section), key) <= 0:
             raise fail("must be positive", section, key)

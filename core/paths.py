@@ -76,6 +76,11 @@ class Paths:
         """Held by the one process that writes vectors."""
         return self.home / "embed.lock"
 
+    @property
+    def hooks(self) -> Path:
+        """Claude Code hooks: their log (``log.jsonl``), locks and per-session state."""
+        return self.home / "hooks"
+
     def ensure(self) -> Paths:
         """Create the home and its folders with private permissions."""
         ensure_private_dir(self.home)

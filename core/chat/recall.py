@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-import sqlite_utils
+from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
 from clawback.core.search.engine import NearestChunks
@@ -42,6 +42,7 @@ __all__ = [
     "RecallBlock",
     "RecallHit",
     "build_recall_block",
+    "defang",
     "recall",
     "recall_cap",
     "recall_query",
@@ -187,7 +188,7 @@ ORDER BY m.rank, e.id
 
 
 def search_archive(
-    db: sqlite_utils.Database, terms: Sequence[str], *, limit: int = CANDIDATES
+    db: Queryable, terms: Sequence[str], *, limit: int = CANDIDATES
 ) -> list[RecallHit]:
     """Entries matching any of ``terms``, best BM25 first (conversational text and memory)."""
     match = _any_of(terms)
@@ -210,7 +211,7 @@ _RECALLED_KINDS = (
 
 
 def _with_meaning(
-    db: sqlite_utils.Database,
+    db: Queryable,
     nearest: NearestChunks,
     user_messages: Sequence[str],
     keyword: list[RecallHit],
@@ -246,7 +247,7 @@ def _with_meaning(
     return hits, _close_facts(db, close)
 
 
-def _close_facts(db: sqlite_utils.Database, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
+def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
     """Current facts among the neighbours whose text is still what was embedded."""
     wanted = {-chunk: (digest, similarity) for chunk, digest, similarity in close if chunk < 0}
     if not wanted:
@@ -278,8 +279,8 @@ def strip_recalled(text: str) -> str:
     return _BLOCK.sub("", text)
 
 
-def _defang(text: str) -> str:
-    """Keep a fragment from closing (or opening) the block's own tags."""
+def defang(text: str) -> str:
+    """Keep recalled text from closing (or opening) the block's own tags."""
     for tag in _TAGS:
         text = re.sub(
             rf"<(/?)({tag})\b", lambda m: f"<{m.group(1)}{m.group(2)}\u200b", text, flags=re.I
@@ -304,16 +305,23 @@ def fragment(text: str, terms: Sequence[str], width: int = FRAGMENT_CHARS) -> st
     return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
 
 
+def shared_terms(text: str, terms: Sequence[str]) -> int:
+    """How many of ``terms`` (lower case) occur in ``text`` as words (CJK ones as text)."""
+    lowered = text.lower()
+    words = set(_WORD.findall(lowered))
+    return sum(1 for term in terms if term in words or (_is_cjk(term) and term in lowered))
+
+
 def _fact_line(fact: Fact) -> str:
     kind = f"[{fact.kind}] " if fact.kind else ""
-    return f"- {kind}{_defang(' '.join(fact.text.split()))}"
+    return f"- {kind}{defang(' '.join(fact.text.split()))}"
 
 
 def _detail_line(hit: RecallHit) -> str:
     when = (hit.timestamp or "")[:16].replace("T", " ")
     where = hit.source + (f" {hit.session_id[:8]}" if hit.session_id else "")
     stamp = " · ".join(part for part in (when, hit.role, where) if part)
-    return f"- [{stamp}] {_defang(hit.text)}"
+    return f"- [{stamp}] {defang(hit.text)}"
 
 
 def render_block(knowledge: Sequence[Fact], details: Sequence[RecallHit]) -> str:
@@ -369,7 +377,7 @@ def build_recall_block(
 
 
 def recall(
-    db: sqlite_utils.Database,
+    db: Queryable,
     user_messages: Sequence[str],
     *,
     cap: int,
@@ -378,12 +386,19 @@ def recall(
     facts_provider: FactsProvider | None = None,
     limit: int = CANDIDATES,
     nearest: NearestChunks | None = None,
+    exclude_session: str | None = None,
+    min_terms: int = 1,
 ) -> RecallBlock:
     """The recalled block for a turn whose last user messages are ``user_messages``.
 
     ``present_ids`` (message ids) and ``present_texts`` are what the prompt already carries;
-    hits among them are excluded. An empty block (falsy) means nothing to add. With
+    hits among them are excluded, and so is every line of ``exclude_session`` (a session whose
+    own lines are already in the context). An empty block (falsy) means nothing to add. With
     ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
+
+    ``min_terms`` is the relevance floor for what only the words found: a fragment or fact must share
+    at least that many of the query's terms (fewer if the query has fewer), because a fragment
+    sharing one word of a sentence is noise in a prompt, where nothing beats a wrong memory.
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)
@@ -394,11 +409,20 @@ def recall(
     details: list[RecallHit] = []
     seen: set[str] = set()
     found = search_archive(db, terms, limit=limit * 2)
+    by_words = {hit.entry_id for hit in found}
     close_facts: list[Fact] = []
     if nearest is not None:
         found, close_facts = _with_meaning(db, nearest, user_messages, found, limit * 2)
+        meant = {hit.entry_id for hit in found} - by_words
+    else:
+        meant = set()
+    needed = min(min_terms, len(terms))
     for hit in found:
         if hit.uuid and hit.uuid in ids:
+            continue
+        if exclude_session and hit.session_id == exclude_session:
+            continue
+        if needed > 1 and hit.entry_id not in meant and shared_terms(hit.text, terms) < needed:
             continue
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
@@ -415,7 +439,11 @@ def recall(
             break
     facts: list[Fact] = list(close_facts)
     if facts_provider is not None:
-        facts += facts_provider(query, limit)
+        facts += [
+            fact
+            for fact in facts_provider(query, limit)
+            if needed <= 1 or shared_terms(fact.text, terms) >= needed
+        ]
     unique = {(fact.id if fact.id is not None else fact.text): fact for fact in reversed(facts)}
     facts = [
         fact

@@ -19,9 +19,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
 from clawback.core.chat.recall import Fact as RecallFact
 from clawback.core.chat.recall import FactsProvider
 from clawback.core.db import write_transaction
@@ -44,6 +43,9 @@ from clawback.core.memory.facts.rules import (
 from clawback.core.search.query import build_match, score_from_rank
 from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import now_ts
+
+if TYPE_CHECKING:  # annotations only: recall in a Claude Code hook must not pay ~90 ms for it
+    import sqlite_utils
 
 __all__ = [
     "CONTRADICTION_OVERLAP",
