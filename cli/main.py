@@ -38,6 +38,8 @@ COMMANDS: dict[str, str] = {
     "facts": "memory:facts",
     "memory": "memory:memory",
     "mcp": "mcp:mcp",
+    "hooks": "hooks:hooks",
+    "hook": "hook:hook",
     "demo": "app:demo",
 }
 

@@ -19,7 +19,14 @@ from pathlib import Path
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note
-from clawback.core.claude.mcp import SCOPES, SERVER_KEY, add_argv, config_block, remove_argv
+from clawback.core.claude.mcp import (
+    SCOPES,
+    SERVER_KEY,
+    add_argv,
+    config_block,
+    registration,
+    remove_argv,
+)
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 
@@ -89,7 +96,12 @@ def _said(proc: subprocess.CompletedProcess[str]) -> str:
 )
 @click.pass_context
 def install(ctx: click.Context, scope: str) -> None:
-    """Register `clawback mcp` with Claude Code (through your `claude mcp add`)."""
+    """Register `clawback mcp` with Claude Code (through your `claude mcp add-json`)."""
+    register_server(ctx, scope)
+
+
+def register_server(ctx: click.Context, scope: str) -> None:
+    """Register the server for ``scope`` (always loaded), replacing an older registration."""
     home, claude = _home(ctx), _claude(ctx)
     argv = add_argv(claude, home, scope)
     added = _run(argv)
@@ -97,9 +109,10 @@ def install(ctx: click.Context, scope: str) -> None:
         _run(remove_argv(claude, scope))  # re-installing updates the registration in place
         added = _run(argv)
     if added.returncode != 0:
-        raise ClawbackError(f"claude mcp add failed: {_said(added) or added.returncode}")
+        raise ClawbackError(f"claude mcp add-json failed: {_said(added) or added.returncode}")
     click.echo(f"Registered '{SERVER_KEY}' with Claude Code ({scope} scope) on {home}:")
-    click.echo("  " + " ".join(argv[argv.index("--") + 1 :]))
+    entry = registration(home)
+    click.echo("  " + " ".join([entry["command"], *entry["args"]]) + " (always loaded)")
     checked = _run([claude, "mcp", "get", SERVER_KEY])
     status = next((ln.strip() for ln in checked.stdout.splitlines() if "Status:" in ln), "")
     if status:
@@ -114,6 +127,10 @@ def install(ctx: click.Context, scope: str) -> None:
 @click.pass_context
 def uninstall(ctx: click.Context, scope: str | None) -> None:
     """Remove the registration `clawback mcp install` made."""
+    unregister_server(ctx, scope)
+
+
+def unregister_server(ctx: click.Context, scope: str | None) -> None:
     removed = _run(remove_argv(_claude(ctx), scope))
     if removed.returncode != 0:
         raise ClawbackError(f"claude mcp remove failed: {_said(removed) or removed.returncode}")

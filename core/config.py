@@ -114,11 +114,14 @@ class EmbeddingsConfig:
 
 @dataclass
 class HooksConfig:
-    timeout_s: int = setting(5, "Claude Code hooks give up (printing nothing) after this many seconds.")
+    timeout_s: int = setting(
+        5, "Claude Code hooks give up (printing nothing) after this many seconds."
+    )
     brief_tokens: int = setting(1_500, "Session start: most tokens of the memory brief.")
     recall_tokens: int = setting(800, "Each prompt: most tokens of the recalled context.")
     exclude: list[str] = setting(
-        [], "Projects the hooks leave alone: glob patterns on the working folder (e.g. '~/secret/*')."
+        [],
+        "Projects the hooks leave alone: glob patterns on the working folder (e.g. '~/secret/*').",
     )
 
 

@@ -11,7 +11,7 @@ from bisect import bisect_left
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import sqlite_utils
+from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError
 
 
@@ -90,7 +90,7 @@ def _session_where(
 
 
 def list_sessions(
-    db: sqlite_utils.Database,
+    db: Queryable,
     *,
     source: str | None = None,
     project: str | None = None,
@@ -114,9 +114,7 @@ def list_sessions(
     return [_summary(row) for row in db.execute(sql, params).fetchall()]
 
 
-def count_sessions(
-    db: sqlite_utils.Database, source: str | None = None, project: str | None = None
-) -> int:
+def count_sessions(db: Queryable, source: str | None = None, project: str | None = None) -> int:
     """How many sessions a source and project list (the app's status line).
 
     Unnarrowed it is a bare ``count(*)``, which the index answers at once because the app asks
@@ -150,7 +148,7 @@ def project_name(cwd: str) -> str:
     return parts[-1] if parts else cwd
 
 
-def projects(db: sqlite_utils.Database) -> list[Project]:
+def projects(db: Queryable) -> list[Project]:
     """Every project with its session count, the most recently active first.
 
     Counts only sessions the list shows, so a project's count matches its list. Sessions with
@@ -165,7 +163,7 @@ def projects(db: sqlite_utils.Database) -> list[Project]:
     return [Project(path, count, updated) for path, count, updated in rows]
 
 
-def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
+def resolve_session(db: Queryable, ref: str) -> SessionSummary:
     """A session by id, unique id prefix, or session key; an ambiguous prefix lists the
     sessions it could mean."""
     ref = ref.strip()
@@ -192,7 +190,7 @@ def resolve_session(db: sqlite_utils.Database, ref: str) -> SessionSummary:
     return _summary(rows[0])
 
 
-def unique_prefixes(db: sqlite_utils.Database, ids: list[str], shortest: int = 8) -> list[str]:
+def unique_prefixes(db: Queryable, ids: list[str], shortest: int = 8) -> list[str]:
     """For each of ``ids``, its shortest prefix (at least ``shortest`` characters) that no other
     session's id starts with, so a listed prefix always works as an argument.
 
@@ -241,7 +239,7 @@ class Message:
 
 
 def session_messages(
-    db: sqlite_utils.Database,
+    db: Queryable,
     session_id: str,
     *,
     conversational_only: bool = False,
@@ -291,7 +289,7 @@ def session_messages(
 _EXPORTED_ASIDES = frozenset({"tool_result", "command_output", "interruption"})
 
 
-def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
+def export_markdown(db: Queryable, ref: str) -> str:
     """The whole session as markdown: every message, tool calls and compactions included."""
     session = resolve_session(db, ref)
     out = [f"# {session.title}", ""]
@@ -344,7 +342,7 @@ def export_markdown(db: sqlite_utils.Database, ref: str) -> str:
 
 
 def list_conversations(
-    db: sqlite_utils.Database, *, status: str | None = None, limit: int = 100
+    db: Queryable, *, status: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
     clauses, params = [], []
     if status:

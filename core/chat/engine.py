@@ -293,6 +293,11 @@ class ChatEngine:
             return self._native_history(Transcript(path), None, until, depth)
         return self._archive_history(session_id, until)
 
+    def archived_history(self, session_id: str) -> History:
+        """A session clawback only reads (Claude Code, OpenClaw), as the model would see it now:
+        the latest compaction summary and what followed (its memory flush works on this)."""
+        return self._archive_history(session_id, None)
+
     def _archive_history(self, session_id: str, until: str | None) -> History:
         """A Claude Code / OpenClaw session from the archive, as a fork's starting context."""
         cutoff = normalize_ts(until) if until else None

@@ -396,9 +396,10 @@ def recall(
     own lines are already in the context). An empty block (falsy) means nothing to add. With
     ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
 
-    ``min_terms`` is the relevance floor for what only the words found: a fragment or fact must share
-    at least that many of the query's terms (fewer if the query has fewer), because a fragment
-    sharing one word of a sentence is noise in a prompt, where nothing beats a wrong memory.
+    ``min_terms`` is the relevance floor for what only the words found: a fragment or fact must
+    share at least that many of the query's terms (fewer if the query has fewer), because a
+    fragment sharing one word of a sentence is noise in a prompt, where no memory beats a wrong
+    one.
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)

@@ -58,16 +58,24 @@ def config_block(home: Path, command: Sequence[str] | None = None) -> dict[str, 
     return {"mcpServers": {SERVER_KEY: server_entry(home, command)}}
 
 
+def registration(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:
+    """The server as ``claude mcp add-json`` registers it: always loaded.
+
+    With its built-in tools on, Claude Code defers MCP tools behind a tool search, so a model
+    may never see ``memory_search`` at all; ``alwaysLoad`` (a server option Claude Code 2.1.328
+    documents as "all tools from this server are always included in the prompt and never
+    deferred behind tool search") offers them directly. ``claude mcp add`` has no flag for it,
+    hence ``add-json``.
+    """
+    return {"type": "stdio", **server_entry(home, command), "alwaysLoad": True}
+
+
 def add_argv(
     claude: str, home: Path, scope: str, command: Sequence[str] | None = None
 ) -> list[str]:
-    """``claude mcp add --scope S clawback -e CLAWBACK_HOME=H -- <clawback> mcp``.
-
-    ``-e`` takes several values, so it goes after the name and before ``--``.
-    """
-    entry = server_entry(home, command)
-    return [claude, "mcp", "add", "--scope", scope, SERVER_KEY, "-e",
-            f"{HOME_ENV}={home}", "--", entry["command"], *entry["args"]]  # fmt: skip
+    """``claude mcp add-json --scope S clawback '{...}'`` (see :func:`registration`)."""
+    entry = json.dumps(registration(home, command))
+    return [claude, "mcp", "add-json", "--scope", scope, SERVER_KEY, entry]
 
 
 def remove_argv(claude: str, scope: str | None) -> list[str]:

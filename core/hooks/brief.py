@@ -20,10 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from clawback.core.archive.sessions import project_name
 from clawback.core.chat.recall import CLOSE_TAG, defang
 from clawback.core.db import connect_reader
-from clawback.core.hooks.capture import flush_running
 from clawback.core.hooks.framing import as_reference
+from clawback.core.hooks.locks import flush_running
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS, Answer, HookContext
 from clawback.core.tokens import CHARS_PER_TOKEN
 
@@ -42,11 +43,6 @@ _DAILY = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 class BriefPart:
     title: str
     lines: list[str]
-
-
-def project_name(cwd: str) -> str:
-    parts = [part for part in re.split(r"[\\/]+", cwd) if part]
-    return parts[-1] if parts else cwd
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -85,7 +81,7 @@ def _fit(lines: Iterable[str], chars: int) -> list[str]:
 def _sections(text: str) -> list[tuple[str, str]]:
     """A daily notes file as ``(heading, body)`` pairs, split at ``## `` headings."""
     found: list[tuple[str, str]] = []
-    heading, body = "", []
+    heading, body = "", list[str]()
     for line in text.splitlines():
         if line.startswith("## "):
             if heading or any(b.strip() for b in body):
@@ -118,7 +114,11 @@ def flushed_notes(workspace: Path, session_id: str, chars: int) -> list[str]:
 
 
 def _note_lines(body: str) -> list[str]:
-    return [line for line in body.splitlines() if line.strip() and not line.startswith("Memory flush from")]
+    return [
+        line
+        for line in body.splitlines()
+        if line.strip() and not line.startswith("Memory flush from")
+    ]
 
 
 def recent_notes(workspace: Path, project: str, skip_session: str, chars: int) -> list[str]:
@@ -194,9 +194,7 @@ def build_brief(
         BriefPart("Recent notes (memory/)", recent_notes(workspace, project, skip, share["notes"]))
     )
     if conn is not None:
-        parts.append(
-            BriefPart(f"Known about {project}", project_facts(conn, cwd, share["facts"]))
-        )
+        parts.append(BriefPart(f"Known about {project}", project_facts(conn, cwd, share["facts"])))
         parts.append(
             BriefPart(
                 f"Recent sessions in {project} (memory_get takes the ref)",
@@ -207,7 +205,8 @@ def build_brief(
     if not body:
         return ""
     text = "\n\n".join(defang(section) for section in body)
-    return f"{OPEN_TAG}\nMemory brief for the project {defang(project)} ({defang(cwd)}).\n\n{text}\n{CLOSE_TAG}"
+    about = f"Memory brief for the project {defang(project)} ({defang(cwd)})."
+    return f"{OPEN_TAG}\n{about}\n\n{text}\n{CLOSE_TAG}"
 
 
 def answer(ctx: HookContext) -> Answer:

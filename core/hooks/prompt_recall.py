@@ -36,7 +36,7 @@ def answer(ctx: HookContext) -> Answer:
             conn,
             [prompt],
             cap=ctx.config.hooks.recall_tokens,
-            facts_provider=functools.partial(facts_for_recall, conn),  # type: ignore[arg-type]
+            facts_provider=functools.partial(facts_for_recall, conn),
             exclude_session=ctx.event.session_id,
             min_terms=MIN_SHARED_TERMS,
         )

@@ -165,7 +165,8 @@ def run_hook(
             if found is None:
                 abandoned = True
                 answer = Answer(
-                    outcome="timeout", detail=f"gave up after hooks.timeout_s = {config.hooks.timeout_s} s"
+                    outcome="timeout",
+                    detail=f"gave up after hooks.timeout_s = {config.hooks.timeout_s} s",
                 )
             else:
                 answer = found

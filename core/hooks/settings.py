@@ -84,7 +84,7 @@ def is_clawback_command(command: object) -> bool:
         return False
     for i, word in enumerate(words[:-1]):
         if word == "hook" and words[i + 1] in EVENTS.values():
-            runner = words[: i]
+            runner = words[:i]
             return any(
                 Path(w).name == "clawback" or w == "clawback.cli" or w.startswith(f"{HOME_ENV}=")
                 for w in runner
@@ -104,10 +104,10 @@ def _hooks_table(settings: dict[str, Any], where: str) -> dict[str, Any] | None:
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise SettingsError(f"{where}: \"hooks\" is not a JSON object; fix it or move it away")
+        raise SettingsError(f'{where}: "hooks" is not a JSON object; fix it or move it away')
     for event, groups in table.items():
         if not isinstance(groups, list):
-            raise SettingsError(f"{where}: \"hooks\".{event} is not a list; fix it first")
+            raise SettingsError(f'{where}: "hooks".{event} is not a list; fix it first')
     return table
 
 

@@ -125,6 +125,7 @@ class FlushProposal:
     model: str | None = None
     cost: float = 0.0
     heading: str = ""
+    chat_session: bool = True  # False: a session clawback only reads (nothing to record)
 
     @property
     def empty(self) -> bool:
@@ -242,15 +243,58 @@ class MemoryFlush:
         A session with nothing said yet proposes nothing without calling ``claude``. Errors are
         :class:`~clawback.core.claude.errors.ClaudeError`\\ s.
         """
-        prompt = self.context(session)
-        notes, model, cost = "", None, 0.0
+        return await self._propose(
+            self.context(session),
+            session_id=session.id,
+            compaction_count=session.compaction_count,
+            model=session.model_override or None,
+            heading=lambda when, target: self._heading(session, when, target),
+        )
+
+    async def propose_archived(
+        self,
+        session_id: str,
+        history: History,
+        *,
+        project: str,
+        transcript: Path,
+        compaction_count: int,
+    ) -> FlushProposal:
+        """The flush of a session clawback only reads (a Claude Code session, from its hook).
+
+        ``history`` is the session as the index holds it (the latest compaction summary and
+        what followed); the notes go under a heading naming the project and the session, and
+        applying them records nothing in clawback's chat sessions.
+        """
+        prompt = assemble(
+            self.chat, history, self.prompt, context_window=self.chat.context_window, recaller=None
+        )
+        proposal = await self._propose(
+            prompt,
+            session_id=session_id,
+            compaction_count=compaction_count,
+            model=None,
+            heading=lambda when, target: _archived_heading(
+                session_id, project, transcript, when, target
+            ),
+        )
+        return replace(proposal, chat_session=False)
+
+    async def _propose(
+        self,
+        prompt: AssembledPrompt,
+        *,
+        session_id: str,
+        compaction_count: int,
+        model: str | None,
+        heading: Callable[[datetime, Path], str],
+    ) -> FlushProposal:
+        notes, used, cost = "", None, 0.0
         if prompt.messages or prompt.summary:
             result = await self.runner.run(
-                prompt.prompt,
-                system_prompt=self.system_prompt,
-                model=session.model_override or None,
+                prompt.prompt, system_prompt=self.system_prompt, model=model
             )
-            model, cost = result.model, result.cost
+            used, cost = result.model, result.cost
             reply = result.reply or result.partial
             notes = "" if is_no_reply(reply) else reply
         now = self.sessions.clock()
@@ -259,17 +303,17 @@ class MemoryFlush:
         name = self.workspace.daily_name(local.date())
         path = self.workspace.resolve(name)
         blank = FlushProposal(
-            session_id=session.id,
+            session_id=session_id,
             notes="",
             target_name=name,
             target=path,
             block="",
             diff="",
             created_at=format_ts(now),
-            compaction_count=session.compaction_count,
-            model=model,
+            compaction_count=compaction_count,
+            model=used,
             cost=cost,
-            heading=self._heading(session, local, path),
+            heading=heading(local, path),
         )
         return blank.with_notes(notes, current=self._read(name))  # masked, block and diff built
 
@@ -280,7 +324,8 @@ class MemoryFlush:
         kept). Returns the file written, or None when there was nothing to store.
         """
         store = self.sessions
-        store.require(proposal.session_id)
+        if proposal.chat_session:
+            store.require(proposal.session_id)
         written: Path | None = None
         if proposal.notes:
             self.workspace.ensure()
@@ -290,7 +335,8 @@ class MemoryFlush:
                 proposal.target_name, _appended(current, proposal.block, title)
             )
             self.index(written)  # never raises: the watcher or the next ingest catches up
-        store.mark_memory_flush(proposal.session_id, now=store.clock())
+        if proposal.chat_session:
+            store.mark_memory_flush(proposal.session_id, now=store.clock())
         return written
 
     async def run(self, session: ChatSession) -> FlushProposal:
@@ -318,3 +364,16 @@ class MemoryFlush:
             f"Memory flush from [session {short}]({Path(link).as_posix()})"
             f" · `clawback show {session.id}`\n\n"
         )
+
+
+def _archived_heading(
+    session_id: str, project: str, transcript: Path, when: datetime, target: Path
+) -> str:
+    """The heading of notes flushed from a Claude Code session: the project, the session."""
+    short = session_id[:8]
+    link = Path(os.path.relpath(transcript, target.parent)).as_posix()
+    return (
+        f"## {when:%H:%M} · {project} (Claude Code session {short})\n\n"
+        f"Memory flush from Claude Code [session {short}]({link}) before it was compacted"
+        f" · `clawback show {session_id}`\n\n"
+    )

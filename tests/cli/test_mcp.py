@@ -34,6 +34,7 @@ def test_install_registers_a_connected_server_for_this_home(
     assert isinstance(entry, dict)
     assert entry["env"] == {"CLAWBACK_HOME": str(home.resolve())}
     assert entry["args"][-1] == "mcp" and Path(entry["command"]).is_absolute()
+    assert entry["alwaysLoad"] is True  # its tools are offered, never deferred behind a search
     assert "Status: ✔ Connected" in done.stdout  # the fake started `clawback mcp` to check
     again = run_cli("mcp", "install", home=home, env=env)  # updates the registration in place
     assert again.returncode == 0, again.stderr

@@ -44,12 +44,13 @@ def test_the_config_block_names_the_home_explicitly(tmp_path: Path) -> None:
     assert python["mcpServers"]["clawback"]["args"] == ["-m", "clawback.cli", "mcp"]
 
 
-def test_claude_mcp_add_gets_the_env_after_the_name_and_the_command_after_dashes(
-    tmp_path: Path,
-) -> None:
+def test_claude_mcp_add_json_registers_the_server_always_loaded(tmp_path: Path) -> None:
     argv = add_argv("/bin/claude", tmp_path, "user", ["/opt/bin/clawback"])
-    assert argv == ["/bin/claude", "mcp", "add", "--scope", "user", "clawback", "-e",
-                    f"CLAWBACK_HOME={tmp_path}", "--", "/opt/bin/clawback", "mcp"]  # fmt: skip
+    assert argv[:6] == ["/bin/claude", "mcp", "add-json", "--scope", "user", "clawback"]
+    assert json.loads(argv[6]) == {
+        "type": "stdio", "command": "/opt/bin/clawback", "args": ["mcp"],
+        "env": {"CLAWBACK_HOME": str(tmp_path)}, "alwaysLoad": True,
+    }  # fmt: skip
     assert remove_argv("/bin/claude", None) == ["/bin/claude", "mcp", "remove", "clawback"]
     assert remove_argv("/bin/claude", "project")[-3:] == ["--scope", "project", "clawback"]
 

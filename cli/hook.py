@@ -1,0 +1,87 @@
+"""``clawback hook <event>``: what Claude Code runs at each lifecycle event.
+
+Claude Code writes the event's JSON on stdin and reads stdout, so this prints only the hook JSON
+(or nothing) and always exits 0: the answer and every failure are decided in
+:func:`~clawback.core.hooks.run.run_hook`. It runs on every prompt, so it imports only the hook
+runner; each event's handler is imported by the runner when that event comes.
+
+The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from clawback.cli.home import home_option
+from clawback.core.hooks.events import MAX_EVENT_BYTES
+from clawback.core.hooks.run import run_hook
+from clawback.core.hooks.settings import EVENTS
+from clawback.core.paths import Paths
+
+
+@click.group(name="hook")
+def hook() -> None:
+    """What Claude Code runs at each event (set up by `clawback hooks install`).
+
+    Each reads the event's JSON on stdin, prints the context for Claude (or nothing) and exits 0.
+    """
+
+
+def _answer(ctx: click.Context, name: str) -> None:
+    stdin = sys.stdin
+    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read(MAX_EVENT_BYTES + 1)
+    result = run_hook(name, raw, home_option(ctx))
+    if result.output:
+        click.echo(result.output)
+    if result.abandoned:  # a handler still runs past hooks.timeout_s: end now, without it
+        sys.stdout.flush()
+        os._exit(0)
+
+
+def _event_command(name: str, claude_event: str) -> None:
+    @hook.command(name=name, help=f"Answer Claude Code's {claude_event} event (JSON on stdin).")
+    @click.pass_context
+    def command(ctx: click.Context) -> None:
+        _answer(ctx, name)
+
+
+for _claude_event, _name in EVENTS.items():
+    _event_command(_name, _claude_event)
+
+
+def _paths(ctx: click.Context) -> Paths:
+    return Paths.resolve(home_option(ctx))
+
+
+@hook.command(name="ingest-transcript", hidden=True)
+@click.argument("transcript", type=click.Path(path_type=Path))
+@click.pass_context
+def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
+    """Index a Claude Code transcript's new lines (started apart by `stop`)."""
+    from clawback.core.hooks.capture import ingest_job, run_job
+
+    paths = _paths(ctx)
+    run_job(paths, "stop", "", "", lambda: ingest_job(paths, transcript))
+
+
+@hook.command(name="flush-session", hidden=True)
+@click.argument("session_id")
+@click.argument("transcript", type=click.Path(path_type=Path))
+@click.argument("cwd", default="")
+@click.pass_context
+def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd: str) -> None:
+    """Ingest, then flush memory notes from a Claude Code session (started apart by
+    `pre-compact`)."""
+    from clawback.core.hooks.capture import flush_session, run_job
+
+    paths = _paths(ctx)
+    run_job(
+        paths,
+        "pre-compact",
+        session_id,
+        cwd,
+        lambda: flush_session(paths, session_id, transcript, cwd),
+    )

@@ -1,0 +1,86 @@
+"""What is installed where, and how the hooks last ran: for ``hooks status`` and ``health``.
+
+It only reads: the three Claude Code settings files, Claude Code's MCP registrations
+(``~/.claude.json``, the project's ``.mcp.json``) and the hooks log. A settings file it cannot
+read is reported as such, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from clawback.core.claude.mcp import SERVER_KEY
+from clawback.core.errors import ClawbackError
+from clawback.core.hooks.log import last_runs, recent_failures
+from clawback.core.hooks.run import SWITCH_ENV
+from clawback.core.hooks.settings import (
+    EVENTS,
+    SCOPES,
+    installed_events,
+    read_settings,
+    settings_path,
+)
+from clawback.core.paths import Paths
+
+
+def _scope(scope: str, path: Path, home: Path) -> dict[str, Any]:
+    row: dict[str, Any] = {"scope": scope, "path": str(path), "events": [], "error": None}
+    try:
+        found = installed_events(read_settings(path))
+    except ClawbackError as exc:
+        row["error"] = str(exc)
+        return row
+    row["events"] = [event for event in EVENTS if event in found]
+    row["this_home"] = all(str(home) in command for command in found.values())
+    return row
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def mcp_registrations(cwd: Path, user_home: Path | None = None) -> list[dict[str, Any]]:
+    """Where Claude Code has clawback's server registered, and whether it is always loaded."""
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    user_file = (
+        Path(config_dir) / ".claude.json"
+        if config_dir
+        else (user_home or Path.home()) / ".claude.json"
+    )
+    user = _json_file(user_file)
+    places = [
+        ("user", user.get("mcpServers")),
+        ("local", (user.get("projects") or {}).get(str(cwd), {}).get("mcpServers")),
+        ("project", _json_file(cwd / ".mcp.json").get("mcpServers")),
+    ]
+    found = []
+    for scope, servers in places:
+        entry = servers.get(SERVER_KEY) if isinstance(servers, dict) else None
+        if isinstance(entry, dict):
+            found.append({"scope": scope, "always_load": entry.get("alwaysLoad") is True})
+    return found
+
+
+def hooks_status(
+    paths: Paths, *, cwd: Path, exclude: list[str], claude_home: Path | None = None
+) -> dict[str, Any]:
+    return {
+        "home": str(paths.home),
+        "switched_off": os.environ.get(SWITCH_ENV, "").strip() == "0",
+        "exclude": exclude,
+        "scopes": [
+            _scope(scope, settings_path(scope, cwd=cwd, claude_home=claude_home), paths.home)
+            for scope in SCOPES
+        ],
+        "mcp": mcp_registrations(cwd),
+        "last_runs": {event: asdict(run) for event, run in last_runs(paths.hooks).items()},
+        "failures": [asdict(run) for run in recent_failures(paths.hooks)],
+    }
