@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -220,15 +221,22 @@ def conversations(ctx: click.Context, status: str | None, limit: int, as_json: b
 def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
     from clawback.core.embeddings.coverage import coverage
+    from clawback.core.hooks.log import last_runs, recent_failures
 
     app = open_home(ctx)
     report = health(app.db, app.paths, app.config.chat.claude_command)
     vectors = coverage(
         app.db, app.paths.vectors, tools_and_thinking=app.config.embeddings.tools_and_thinking
     )
+    hook_runs = last_runs(app.paths.hooks)
+    hook_failures = recent_failures(app.paths.hooks)
     if as_json:
         embeddings = {**vectors.to_json(), "setting": app.config.embeddings.model}
-        print_json({**report.to_json(), "embeddings": embeddings})
+        hooks = {
+            "last_runs": {event: asdict(run) for event, run in hook_runs.items()},
+            "failures": [asdict(run) for run in hook_failures],
+        }
+        print_json({**report.to_json(), "embeddings": embeddings, "hooks": hooks})
         return
     out.print(f"[bold]Database[/] {report.database} ({report.database_bytes / 1_048_576:.1f} MB)")
     for source, counts in sorted(report.sources.items()):
@@ -255,6 +263,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             + ", ".join(f"{n} {status}" for status, n in sorted(report.conversations.items()))
         )
     _print_embeddings(vectors, app.config.embeddings.model)
+    _print_hooks(hook_runs, hook_failures)
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
     else:
@@ -262,6 +271,17 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             "[bold]claude[/] [yellow]not found on PATH[/]"
             " (npm install -g @anthropic-ai/claude-code)"
         )
+
+
+def _print_hooks(runs: dict[str, Any], failures: list[Any]) -> None:
+    """Claude Code hooks: when they last ran, and the latest failures (which printed nothing)."""
+    if not runs:
+        return
+    latest = max(run.at for run in runs.values())
+    out.print(f"[bold]Claude Code hooks[/] last ran {latest.replace('T', ' ').rstrip('Z')} UTC")
+    for run in failures:
+        when = run.at.replace("T", " ").rstrip("Z")
+        out.print(f"  [yellow]{run.event} {run.outcome}[/] {when}: {escape(run.detail)}")
 
 
 def _print_embeddings(vectors: Any, setting: str) -> None:
