@@ -14,7 +14,7 @@ from pathlib import Path
 
 import watchfiles
 from clawback.core.home import Home
-from clawback.core.ingest.ingestor import IngestStats
+from clawback.core.ingest.stats import IngestStats
 
 DEBOUNCE_MS = 200
 STARTUP_TIMEOUT_MS = 300  # first idle tick after the watcher starts: time for the catch-up

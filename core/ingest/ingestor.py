@@ -14,88 +14,48 @@ Small files commit several to a transaction (``GROUP_BYTES``; each file's own co
 it as savepoints), so the rule holds for the group: a kill loses the group's work, never part
 of it, and the next run reads those files again.
 
-This module must never modify a source file, and never let one bad line stop a file.
+This module runs a pass and one file's turn; the rest sits beside it: :mod:`.scan` (what needs
+reading, what is gone), :mod:`.plan` (where reading starts, the parse worker's plan),
+:mod:`.repair` (back to the last commit), :mod:`.memory_files` (memory markdown).
+It must never modify a source file, and never let one bad line stop a file.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
+from clawback.core.archive.catalog import resolve_leaf_titles
 from clawback.core.archive.conversations import refresh_ready
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
-from clawback.core.formats.detect import WORKFLOW_JOURNAL, is_workflow_journal, sniff
+from clawback.core.formats.detect import sniff
 from clawback.core.formats.openclaw import load_session_store
+from clawback.core.ingest import repair
 from clawback.core.ingest.batch import FileBatch, FileState
-from clawback.core.ingest.file_reader import (
-    QUIET_SECONDS,
-    Chunk,
-    FileReader,
-    Start,
-    WorkItem,
-    is_quiet,
-    window_hash,
-)
-from clawback.core.ingest.parse_ahead import MAX_FILE_BYTES, ParseAhead, ReadOptions, worth_it
+from clawback.core.ingest.file_reader import Chunk, FileReader, Start, WorkItem, is_quiet
+from clawback.core.ingest.memory_files import ingest_memory_file
+from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions
+from clawback.core.ingest.plan import read_ahead, starts_over
 from clawback.core.ingest.problems import record_skipped_files
+from clawback.core.ingest.scan import mark_missing, scan
 from clawback.core.ingest.sources import SourceRoot, configured_roots
+from clawback.core.ingest.stats import IngestStats, Progress, ProgressFactory
 from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
 from clawback.core.safejson import clean_text
-from clawback.core.text.chunking import chunk_markdown
-from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.text.masking import mask_secrets, seal
+
+__all__ = ["GROUP_BYTES", "IngestStats", "Ingestor", "Progress", "ProgressFactory"]
 
 # Small files commit together, up to this many bytes per transaction: a commit (its pages into
 # the WAL, a new FTS5 segment) costs more than a small file's rows. A bigger file commits alone,
 # a chunk at a time.
 GROUP_BYTES = 4 * 1024 * 1024
-
-Progress = Callable[[int], None]  # called with bytes consumed since the last call
-# Given (files to read, bytes to read), returns the Progress callback for this run.
-ProgressFactory = Callable[[int, int], Progress]
-
-
-@dataclass
-class IngestStats:
-    files: int = 0  # files read (new, grown or re-imported)
-    unchanged: int = 0
-    reimported: int = 0
-    entries: int = 0
-    skipped_lines: int = 0
-    unsupported_files: int = 0
-    missing: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    # (path, why) for every file not read: unknown format, unreadable, a bad name, a failure
-    skipped_files: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "unchanged": self.unchanged,
-            "reimported": self.reimported,
-            "entries": self.entries,
-            "skipped_lines": self.skipped_lines,
-            "unsupported_files": self.unsupported_files,
-            "missing": self.missing,
-            "bytes": self.bytes,
-            "seconds": round(self.seconds, 3),
-            "errors": self.errors,
-            "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
-        }
 
 
 def _groups(work: list[WorkItem]) -> Iterator[list[WorkItem]]:
@@ -141,72 +101,21 @@ class Ingestor:
     def recover(self) -> int:
         """Finish what a killed ingestion left behind; returns the number of files repaired."""
         with self.lock:
-            rows = list(self.db.query("SELECT * FROM files WHERE status = 'ingesting'"))
-            for row in rows:
-                state = FileState.from_row(row)
-                with write_transaction(self.db) as conn:
-                    self._delete_entries(conn, state.id, after_line=state.last_line)
-                    conn.execute(
-                        "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
-                        (state.id, state.last_line),
-                    )
-                    conn.execute(
-                        "DELETE FROM leaf_titles WHERE file_id = ? AND line > ?",
-                        (state.id, state.last_line),
-                    )
-                    # size 0 makes the next scan look at the file again and resume at the offset.
-                    conn.execute(
-                        "UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (state.id,)
-                    )
-                    if state.session_id:
-                        refresh_session(conn, state.session_id)
-        return len(rows)
+            return repair.recover_interrupted(self.db)
 
     def scan(
         self, roots: Iterable[SourceRoot], *, reimport: bool = False, stats: IngestStats
     ) -> list[WorkItem]:
         """Stat every file under ``roots`` and return those that need reading. No reads here."""
-        quiet_before = time.time() - QUIET_SECONDS
-        states = {
-            (source, key): (size, mtime, status == "idle" and not missing, tail > 0)
-            for source, key, size, mtime, status, missing, tail in self.db.execute(
-                "SELECT source, file_key, size, mtime, status, missing, tail_bytes FROM files"
-            )
-        }
-        work: list[WorkItem] = []
-        self.seen = set()
-        problems: list[tuple[str, str]] = []
-        seal = self._seal
-        for root in roots:
-            for path, raw_key, st in root.stat_files(problems):
-                source = root.source
-                if source is None:
-                    source, why = self.sniff(Path(path))
-                    if source is None:
-                        stats.unsupported_files += 1
-                        problems.append((path, why))
-                        continue
-                if source is Source.CLAUDE_CODE and is_workflow_journal(raw_key):
-                    stats.unsupported_files += 1
-                    problems.append((path, WORKFLOW_JOURNAL))
-                    continue
-                key = seal(raw_key)  # a key is stored and shown: no secret in a folder name
-                known = states.get((source.value, key))
-                self.seen.add((source.value, key))
-                if (
-                    not reimport
-                    and known is not None
-                    and known[0] == st.st_size
-                    and known[2]
-                    and (source is not Source.MEMORY or known[1] == st.st_mtime)
-                    # An unfinished last line of a file gone quiet may now be read whole.
-                    and not (known[3] and st.st_mtime <= quiet_before)
-                ):
-                    stats.unchanged += 1
-                    continue
-                work.append(WorkItem(root, Path(path), source, key, st.st_size, st.st_mtime))
-        stats.skipped_files += [(seal(path), why) for path, why in problems]
-        return work
+        found = scan(
+            self.db, roots, reimport=reimport, stats=stats, seal=self._seal, sniff=self.sniff
+        )
+        self.seen = found.seen
+        return found.work
+
+    def mark_missing(self) -> int:
+        """Flag files the last (full) scan did not find and that no longer exist."""
+        return mark_missing(self.db, self.lock, self.seen)
 
     def ingest(
         self,
@@ -271,7 +180,7 @@ class Ingestor:
             path, why = self._seal(str(item.path)), self._seal(why)
             stats.skipped_files.append((path, why))
             stats.errors.append(f"{path}: {why}")  # the app shows these as they happen
-            self._abandon(item)
+            repair.abandon(self.db, item.source.value, item.key)
             return set()
 
     @contextmanager
@@ -287,38 +196,14 @@ class Ingestor:
     def classify(self, path: Path) -> Source | None:
         """A file's source from where it lives under the configured roots, else its content."""
         resolved = path.resolve()
-
         for root in configured_roots(self.config, self.paths):
             if root.source is not None and resolved.is_relative_to(root.root.resolve()):
                 return root.source
-        return self.detect(path)
-
-    def detect(self, path: Path) -> Source | None:
-        """A file's format from its first lines' shapes (``None``: not a format we read)."""
         return self.sniff(path)[0]
 
     def sniff(self, path: Path) -> tuple[Source | None, str]:
         """A file's format from the shapes of its first lines, or ``None`` and why not."""
         return sniff(path, self._max_line)
-
-    def _abandon(self, item: WorkItem) -> None:
-        """After a file failed: keep what was committed, and never leave it ``ingesting``.
-
-        Its size is forgotten, so the next scan tries it again (and names it again if it fails).
-        """
-        with write_transaction(self.db) as conn:
-            for file_id, last_line, session_id in conn.execute(
-                "SELECT id, last_line, session_id FROM files WHERE source = ? AND file_key = ?",
-                (item.source.value, item.key),
-            ).fetchall():
-                self._delete_entries(conn, file_id, after_line=last_line)
-                conn.execute(
-                    "DELETE FROM conversations WHERE file_id = ? AND first_line > ?",
-                    (file_id, last_line),
-                )
-                conn.execute("UPDATE files SET status = 'idle', size = 0 WHERE id = ?", (file_id,))
-                if session_id:
-                    refresh_session(conn, session_id)
 
     # -- one file -------------------------------------------------------------------------------
 
@@ -339,7 +224,15 @@ class Ingestor:
         with self.lock:
             state = self._state(item)
             if item.source is Source.MEMORY:
-                return self._ingest_memory(item, state, stats)
+                ingest_memory_file(
+                    self.db,
+                    item,
+                    state,
+                    stats,
+                    mask=self._mask,
+                    stored_path=self._sealed_path(item),
+                )
+                return set()
             if (
                 not reimport
                 and state.size == item.size
@@ -349,11 +242,11 @@ class Ingestor:
             ):
                 stats.unchanged += 1  # another process got here first
                 return set()
-            if self._starts_over(item, state, reimport=reimport):
+            if starts_over(item, state, reimport=reimport):
                 if state.offset:
                     stats.reimported += 1
                 with write_transaction(self.db) as conn:
-                    self._reset(conn, state)
+                    repair.forget_file(conn, state)
             stats.files += 1
             return self._consume(item, state, stats, advance, ahead)
 
@@ -381,39 +274,6 @@ class Ingestor:
             row = cursor.fetchone()
         columns = [d[0] for d in cursor.description]
         return FileState.from_row(dict(zip(columns, row, strict=True)))
-
-    @staticmethod
-    def _starts_over(item: WorkItem, state: FileState, *, reimport: bool) -> bool:
-        """Whether the file is read again from its start: asked to, shrunk, or rewritten."""
-        return (
-            reimport
-            or item.size < state.offset
-            or (state.offset > 0 and window_hash(item.path, state.offset) != state.prefix_hash)
-        )
-
-    def _reset(self, conn: Any, state: FileState) -> None:
-        """Forget everything indexed from a file so it is read again from the start."""
-        self._delete_entries(conn, state.id)
-        conn.execute("DELETE FROM conversations WHERE file_id = ?", (state.id,))
-        conn.execute("DELETE FROM skipped_lines WHERE file_id = ?", (state.id,))
-        conn.execute("DELETE FROM leaf_titles WHERE file_id = ?", (state.id,))
-        conn.execute(
-            """UPDATE files SET "offset" = 0, last_line = 0, size = 0, prefix_hash = NULL,
-               skipped_lines = 0, last_ts = NULL WHERE id = ?""",
-            (state.id,),
-        )
-        state.offset = state.last_line = state.size = 0
-        state.prefix_hash = None
-
-    @staticmethod
-    def _delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
-        # External-content FTS needs the old values to remove a row's terms.
-        conn.execute(
-            """INSERT INTO entries_fts (entries_fts, rowid, text, cjk)
-               SELECT 'delete', id, text, cjk FROM entries WHERE file_id = ? AND line > ?""",
-            (file_id, after_line),
-        )
-        conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
 
     # -- reading JSONL --------------------------------------------------------------------------
 
@@ -459,52 +319,15 @@ class Ingestor:
     def _read_ahead(
         self, work: list[WorkItem], *, reimport: bool
     ) -> AbstractContextManager[ParseAhead | None]:
-        """A worker reading the files ahead of their turn, when there is enough to read.
+        """A worker reading the files ahead of their turn, when enabled and worth it.
 
-        Each file is planned with the start it will have if nothing changes before its turn;
-        :meth:`_consume` uses the worker's chunks only if that still holds.
+        :meth:`_consume` uses the worker's chunks only if the file's start is still the
+        planned one (:mod:`clawback.core.ingest.plan`).
         """
-        files = [item for item in work if item.source is not Source.MEMORY]
-        if not self.config.archive.parse_worker or not worth_it([i.size for i in files]):
-            return nullcontext()  # sizes are an upper bound of what is left to read
-        # The rows of these files only: the scan read every row once already.
-        wanted = json.dumps([[item.source.value, item.key] for item in files])
-        known = {
-            (state.source, state.file_key): state
-            for state in map(
-                FileState.from_row,
-                self.db.query(
-                    """SELECT f.* FROM json_each(?) AS w CROSS JOIN files AS f
-                       ON f.source = json_extract(w.value, '$[0]')
-                       AND f.file_key = json_extract(w.value, '$[1]')""",
-                    [wanted],
-                ),
-            )
-        }
-        plan: list[tuple[WorkItem, Start]] = []
-        for item in files:
-            state = known.get((item.source.value, item.key))
-            try:
-                start = self._planned_start(item, state, reimport=reimport)
-            except OSError:  # gone or unreadable already: its own turn reports it
-                continue
-            if item.size - start.offset <= MAX_FILE_BYTES:
-                plan.append((item, start))
-        if not worth_it([item.size - start.offset for item, start in plan]):
+        if not self.config.archive.parse_worker:
             return nullcontext()
-        try:
-            return ParseAhead(plan, ReadOptions(self._max_line, self._mask, self._seal))
-        except (OSError, RuntimeError):  # no process, thread or temp file: read it all here
-            return nullcontext()
-
-    def _planned_start(self, item: WorkItem, state: FileState | None, *, reimport: bool) -> Start:
-        """Where reading ``item`` will start when its turn comes, if nothing changes first:
-        what :meth:`ingest_file` decides, without the writes."""
-        if state is None:
-            return Start(0, 0, None)
-        if self._starts_over(item, state, reimport=reimport):
-            return Start(0, 0, state.session_id)
-        return Start(state.offset, state.last_line, state.session_id)
+        options = ReadOptions(self._max_line, self._mask, self._seal)
+        return read_ahead(self.db, work, options, reimport=reimport)
 
     def store_meta(self, path: Path) -> SessionMeta | None:
         """What OpenClaw's ``sessions.json`` beside a transcript says about it."""
@@ -512,82 +335,3 @@ class Ingestor:
         if folder not in self._stores:
             self._stores[folder] = load_session_store(folder / "sessions.json")
         return self._stores[folder].get(path.stem)
-
-    # -- memory markdown ------------------------------------------------------------------------
-
-    def _ingest_memory(self, item: WorkItem, state: FileState, stats: IngestStats) -> set[str]:
-        data = item.path.read_bytes()
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        if digest == state.prefix_hash:
-            with write_transaction(self.db) as conn:
-                conn.execute(
-                    "UPDATE files SET size = ?, mtime = ?, missing = 0 WHERE id = ?",
-                    (item.size, item.mtime, state.id),
-                )
-            stats.unchanged += 1
-            return set()
-        text = data.decode("utf-8", "replace")
-        chunks = chunk_markdown(text)
-        rows = []
-        for chunk in chunks:
-            body = self._mask(chunk.text) if self._mask else chunk.text
-            rows.append(
-                (state.id, chunk.start_line, chunk.end_line, body, chunk.heading, cjk_bigrams(body))
-            )
-        with write_transaction(self.db) as conn:
-            self._reset(conn, state)
-            first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
-            conn.executemany(
-                """INSERT INTO entries (file_id, line, end_line, role, kind, text, display, cjk)
-                   VALUES (?, ?, ?, 'system', 'text', ?, ?, ?)""",
-                rows,
-            )
-            conn.execute(
-                """INSERT INTO entries_fts (rowid, text, cjk)
-                   SELECT id, text, cjk FROM entries WHERE id > ?""",
-                (first_id,),
-            )
-            conn.execute(
-                """UPDATE files SET size = ?, mtime = ?, "offset" = ?, last_line = ?,
-                   prefix_hash = ?, missing = 0, path = ? WHERE id = ?""",
-                (
-                    item.size,
-                    item.mtime,
-                    len(data),
-                    text.count("\n"),
-                    digest,
-                    self._sealed_path(item),
-                    state.id,
-                ),
-            )
-        stats.files += 1
-        stats.entries += len(rows)
-        return set()
-
-    # -- bookkeeping ----------------------------------------------------------------------------
-
-    def mark_missing(self) -> int:
-        """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
-
-        The entries stay: a deleted transcript's session remains browsable and searchable.
-        """
-        seen = self.seen
-        rows = list(
-            self.db.query(
-                "SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0"
-            )
-        )
-        gone = [
-            row
-            for row in rows
-            if (row["source"], row["file_key"]) not in seen and not os.path.exists(row["path"])
-        ]
-        if not gone:
-            return 0
-        with self.lock, write_transaction(self.db) as conn:
-            conn.executemany(
-                "UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone]
-            )
-            for session_id in {r["session_id"] for r in gone if r["session_id"]}:
-                refresh_session(conn, session_id)
-        return len(gone)

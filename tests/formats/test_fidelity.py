@@ -21,8 +21,8 @@ from clawback.core.errors import NotFoundError
 from clawback.core.formats import detect_lines
 from clawback.core.home import Home
 from clawback.core.ingest.health import health
-from clawback.core.ingest.ingestor import IngestStats
 from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.stats import IngestStats
 from clawback.core.records import Source
 from clawback.core.search.engine import SearchFilters, search
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.ingest.ingestor import IngestStats
+from clawback.core.ingest.stats import IngestStats
 
 from tests.cli_runner import CLAWBACK
 from tests.cli_runner import run_cli as run

@@ -57,11 +57,11 @@ class PatientParseAhead(ParseAhead):
 
 def use_worker(monkeypatch: pytest.MonkeyPatch, kind: Any) -> None:
     """Every ingest of two files or more starts ``kind`` as its worker, whatever its size."""
-    from clawback.core.ingest import ingestor as ingest
+    from clawback.core.ingest import plan
 
     monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
     monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(ingest, "ParseAhead", kind)
+    monkeypatch.setattr(plan, "ParseAhead", kind)
 
 
 @pytest.fixture
@@ -274,7 +274,7 @@ def options() -> ReadOptions:
 
 
 def parse_ahead_stats() -> Any:
-    from clawback.core.ingest.ingestor import IngestStats
+    from clawback.core.ingest.stats import IngestStats
 
     return IngestStats()
 

@@ -1,0 +1,107 @@
+"""Which files need reading, and which the index knows that are gone: stats only, no reads.
+
+An unchanged re-scan of 10,000 files must stay a directory walk plus one ``stat`` each, so
+:func:`scan` reads every ``files`` row once up front and compares sizes (and, for memory files,
+mtimes) in memory. A file is ``(source, key)``; what it was found as is kept in
+:attr:`Scan.seen` so :func:`mark_missing` can tell what a full scan no longer found.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sqlite_utils
+from clawback.core.archive.catalog import refresh_session
+from clawback.core.db import write_transaction
+from clawback.core.formats.detect import WORKFLOW_JOURNAL, is_workflow_journal
+from clawback.core.ingest.file_reader import QUIET_SECONDS, WorkItem
+from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.stats import IngestStats
+from clawback.core.locking import WriterLock
+from clawback.core.records import Source
+
+Sniff = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
+
+
+@dataclass
+class Scan:
+    work: list[WorkItem] = field(default_factory=list)  # files to read, in walk order
+    seen: set[tuple[str, str]] = field(default_factory=set)  # (source, key) of every file found
+
+
+def scan(
+    db: sqlite_utils.Database,
+    roots: Iterable[SourceRoot],
+    *,
+    reimport: bool,
+    stats: IngestStats,
+    seal: Callable[[str], str],
+    sniff: Sniff,
+) -> Scan:
+    """Stat every file under ``roots``; what needs reading, and (in ``stats``) what not and why."""
+    quiet_before = time.time() - QUIET_SECONDS
+    states = {
+        (source, key): (size, mtime, status == "idle" and not missing, tail > 0)
+        for source, key, size, mtime, status, missing, tail in db.execute(
+            "SELECT source, file_key, size, mtime, status, missing, tail_bytes FROM files"
+        )
+    }
+    found = Scan()
+    problems: list[tuple[str, str]] = []
+    for root in roots:
+        for path, raw_key, st in root.stat_files(problems):
+            source = root.source
+            if source is None:
+                source, why = sniff(Path(path))
+                if source is None:
+                    stats.unsupported_files += 1
+                    problems.append((path, why))
+                    continue
+            if source is Source.CLAUDE_CODE and is_workflow_journal(raw_key):
+                stats.unsupported_files += 1
+                problems.append((path, WORKFLOW_JOURNAL))
+                continue
+            key = seal(raw_key)  # a key is stored and shown: no secret in a folder name
+            known = states.get((source.value, key))
+            found.seen.add((source.value, key))
+            if (
+                not reimport
+                and known is not None
+                and known[0] == st.st_size
+                and known[2]
+                and (source is not Source.MEMORY or known[1] == st.st_mtime)
+                # An unfinished last line of a file gone quiet may now be read whole.
+                and not (known[3] and st.st_mtime <= quiet_before)
+            ):
+                stats.unchanged += 1
+                continue
+            found.work.append(WorkItem(root, Path(path), source, key, st.st_size, st.st_mtime))
+    stats.skipped_files += [(seal(path), why) for path, why in problems]
+    return found
+
+
+def mark_missing(db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[str, str]]) -> int:
+    """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
+
+    ``seen`` is what a full scan found. The entries stay: a deleted transcript's session
+    remains browsable and searchable.
+    """
+    rows = list(
+        db.query("SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0")
+    )
+    gone = [
+        row
+        for row in rows
+        if (row["source"], row["file_key"]) not in seen and not os.path.exists(row["path"])
+    ]
+    if not gone:
+        return 0
+    with lock, write_transaction(db) as conn:
+        conn.executemany("UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone])
+        for session_id in {r["session_id"] for r in gone if r["session_id"]}:
+            refresh_session(conn, session_id)
+    return len(gone)

@@ -1,0 +1,46 @@
+"""What an ingest run reports: counts, timings and every file it did not read, with why.
+
+``ingest --json``, ``health`` and the app's progress all read these; the JSON shape of
+:meth:`IngestStats.to_dict` is a contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Progress = Callable[[int], None]  # called with bytes consumed since the last call
+# Given (files to read, bytes to read), returns the Progress callback for this run.
+ProgressFactory = Callable[[int, int], Progress]
+
+
+@dataclass
+class IngestStats:
+    files: int = 0  # files read (new, grown or re-imported)
+    unchanged: int = 0
+    reimported: int = 0
+    entries: int = 0
+    skipped_lines: int = 0
+    unsupported_files: int = 0
+    missing: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    # (path, why) for every file not read: unknown format, unreadable, a bad name, a failure
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "unchanged": self.unchanged,
+            "reimported": self.reimported,
+            "entries": self.entries,
+            "skipped_lines": self.skipped_lines,
+            "unsupported_files": self.unsupported_files,
+            "missing": self.missing,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "errors": self.errors,
+            "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped_files],
+        }
