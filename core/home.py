@@ -18,6 +18,7 @@ from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect
 from clawback.core.embeddings import deferred_nearest
+from clawback.core.embeddings.follow import follow_text
 from clawback.core.errors import ClawbackError
 from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
 from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
@@ -72,7 +73,10 @@ class Home:
         self, *, reimport: bool = False, progress: ProgressFactory | None = None
     ) -> IngestStats:
         roots = configured_roots(self.config, self.paths)
-        return self.ingestor().ingest(roots, reimport=reimport, full_scan=True, progress=progress)
+        stats = self.ingestor().ingest(roots, reimport=reimport, full_scan=True, progress=progress)
+        if reimport:
+            self.vectors_follow_text()
+        return stats
 
     def ingest_paths(
         self,
@@ -93,12 +97,17 @@ class Home:
                 if detected is None:
                     raise ClawbackError(f"{path}: not a transcript format clawback reads")
             roots.append(root_for_path(path, detected))
-        return ingestor.ingest(roots, reimport=reimport, progress=progress)
+        stats = ingestor.ingest(roots, reimport=reimport, progress=progress)
+        if reimport:
+            self.vectors_follow_text()
+        return stats
 
     def reindex(self, progress: ProgressFactory | None = None) -> IngestStats:
         """Re-read every transcript the index knows, from the configured sources and beyond.
 
-        Files whose source is gone keep their entries: the index is their only copy now.
+        Files whose source is gone keep their entries: the index is their only copy now. The
+        vectors of every text read again follow it to its new entry id, so semantic search
+        works right after, without re-embedding.
         """
         roots = configured_roots(self.config, self.paths)
         covered = [root.root.resolve() for root in roots]
@@ -110,7 +119,14 @@ class Home:
                 continue
             base = file.parents[len(key.split("/")) - 1]
             roots.append(SourceRoot(Source(source), base, str(base), only=(file,)))
-        return self.ingestor().ingest(roots, reimport=True, full_scan=True, progress=progress)
+        stats = self.ingestor().ingest(roots, reimport=True, full_scan=True, progress=progress)
+        self.vectors_follow_text()
+        return stats
+
+    def vectors_follow_text(self) -> int:
+        """After a re-read: each vector moves to the entry that now holds its text."""
+        tools_and_thinking = self.config.embeddings.tools_and_thinking
+        return follow_text(self.db, self.paths.vectors, tools_and_thinking=tools_and_thinking)
 
     def watch_folders(self) -> list[Path]:
         """Existing folders of the configured sources (the home's own are created)."""

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from clawback.core.embeddings.chunks import embed_text, fact_text, text_hash
+
 CONVERSATION_KINDS = ("text", "compaction")
 EXTRA_KINDS = ("thinking", "tool_use", "tool_result")
 
@@ -55,12 +57,30 @@ class Coverage:
         return {**asdict(self), "ratio": round(self.ratio, 4)}
 
 
+def current_hashes(db: Any, *, tools_and_thinking: bool = False) -> dict[int, int]:
+    """Every chunk that should have a vector, with the hash of the text the model would read."""
+    found: dict[int, int] = {}
+    columns = "e.id, e.role, e.kind, f.source, e.text"
+    for chunk, role, kind, source, text in db.execute(
+        embeddable_sql(columns, tools_and_thinking=tools_and_thinking)
+    ):
+        found[chunk] = text_hash(embed_text(role, kind, source, text))
+    for fact_id, kind, content, context in db.execute(
+        CURRENT_FACTS.format(columns="id, type, content, context")
+    ):
+        found[-fact_id] = text_hash(fact_text(kind, content, context))
+    return found
+
+
 def coverage(db: Any, store_path: Path, *, tools_and_thinking: bool = False) -> Coverage:
-    """Embeddable chunks in the index against vectors in the store (read without numpy)."""
-    total = db.execute(
-        f"SELECT count(*) FROM ({embeddable_sql('e.id', tools_and_thinking=tools_and_thinking)})"
-    ).fetchone()[0]
-    total += db.execute(CURRENT_FACTS.format(columns="count(*)")).fetchone()[0]
+    """Embeddable chunks in the index against the vectors that really serve them (read
+    without numpy).
+
+    A vector counts only under a chunk that holds the text it was made from: after a reindex
+    gave the entries new ids, or a reused id other text, the store's row count would claim a
+    coverage that search cannot use.
+    """
+    current = current_hashes(db, tools_and_thinking=tools_and_thinking)
     model, vectors = None, 0
     if store_path.exists():
         reader = sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)
@@ -68,5 +88,8 @@ def coverage(db: Any, store_path: Path, *, tools_and_thinking: bool = False) -> 
         with contextlib.closing(reader) as conn, contextlib.suppress(sqlite3.Error):
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             model = meta.get("model")
-            vectors = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    return Coverage(model=model, vectors=vectors, total=int(total))
+            vectors = sum(
+                current.get(chunk) == digest
+                for chunk, digest in conn.execute("SELECT chunk, hash FROM vectors")
+            )
+    return Coverage(model=model, vectors=vectors, total=len(current))

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from clawback.core.db import BUSY_TIMEOUT_MS
 from clawback.core.embeddings.embedder import EmbeddingsUnavailable
+from clawback.core.embeddings.follow import BUMP_GENERATION
 from clawback.core.paths import ensure_private_file
 
 _SCHEMA = """
@@ -156,10 +157,7 @@ class VectorStore:
         return removed
 
     def _bump(self) -> None:
-        self.conn.execute(
-            "INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT (key)"
-            " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-        )
+        self.conn.execute(BUMP_GENERATION)
 
     # -- reading -------------------------------------------------------------------------------
 

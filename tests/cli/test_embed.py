@@ -4,6 +4,7 @@ deterministic hash embedder configured, so no model is needed."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,29 @@ def test_a_second_embedder_steps_aside(home: Path) -> None:
         result = invoke(home, "embed")
     assert isinstance(result.exception, ClawbackError)
     assert "another clawback process is embedding" in str(result.exception)
+
+
+def test_a_reindex_keeps_semantic_search_and_its_coverage(home: Path) -> None:
+    """A reindex gives every entry a new id; the vectors follow their text, so semantic search
+    still finds it and ``embed`` has nothing to redo."""
+    src = home.parent / "src"
+    write_lines(src / "proj" / "s2.jsonl", [cc_user("s2", "u1", "a second file read later")])
+    assert invoke(home, "ingest", str(src)).exit_code == 0
+    assert invoke(home, "embed").exit_code == 0
+    for rebuild in (("reindex",), ("ingest", str(src), "--reimport")):
+        assert invoke(home, *rebuild).exit_code == 0
+        semantic = hits(invoke(home, "search", "checklist launch", "--mode", "semantic", "--json"))
+        assert semantic and {h["found_by"] for h in semantic} == {"semantic"}
+        coverage = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
+        assert (coverage["vectors"], coverage["total"]) == (3, 3)
+    again = json.loads(invoke(home, "embed", "--json").stdout)
+    assert (again["embedded"], again["removed"]) == (0, 0)
+
+
+def test_health_counts_only_vectors_that_serve_their_text(home: Path) -> None:
+    assert invoke(home, "embed").exit_code == 0
+    with sqlite3.connect(home / "clawback.db") as db:
+        db.execute("UPDATE entries SET text = 'other words' WHERE text LIKE 'the launch%'")
+    coverage = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
+    assert (coverage["vectors"], coverage["total"]) == (1, 2)
+    assert "1 of 2 chunks (50%)" in invoke(home, "health").stdout
