@@ -387,11 +387,28 @@ def test_re_extracting_the_same_message_keeps_a_hand_edit(store: FactStore, extr
     assert store.count(include_superseded=True) == 1
 
 
-def test_a_later_message_still_supersedes_a_hand_edit(store: FactStore) -> None:
+def test_no_later_extraction_supersedes_or_contradicts_a_hand_edit(store: FactStore) -> None:
+    """Issue 22: extraction may add facts, never supersede or contradict a person's edit."""
     fact_id = store.add(NewFact("config", "Billing listens on port 5432", message_id="m4")).fact_id
     store.edit(fact_id, "Billing listens on port 6432")
-    later = store.add(NewFact("config", "Billing listens on port 7432", message_id="m9"))
-    assert later.action is Action.SUPERSEDE and later.previous_id == fact_id
-    assert store.get(fact_id).superseded_by == later.fact_id  # kept, as history
-    unsourced = store.add(NewFact("config", "Billing listens on port 8432"))
-    assert unsourced.action is Action.SUPERSEDE  # no message: never taken for the same one
+    for text, message in (("Billing listens on port 5432", "m9"),
+                          ("Billing listens on port 7432", None)):  # fmt: skip
+        later = store.add(NewFact("config", text, message_id=message))
+        assert later.action is Action.NONE and later.fact_id == fact_id
+        assert later.reason == "a person's edit stands"
+    kept = store.get(fact_id)
+    assert kept.active and kept.content == "Billing listens on port 6432"
+    assert store.count(include_superseded=True) == 1
+    other = store.add(NewFact("config", "The worker pool has eight threads"))
+    assert other.action is Action.ADD  # new knowledge is still added
+
+
+def test_extraction_never_re_adds_what_a_person_replaced(store: FactStore) -> None:
+    wrong = store.add(NewFact("decision", "We use MongoDB for the billing ledger")).fact_id
+    right = store.supersede(wrong, "Billing moved to PostgreSQL 16 in March")
+    for text in ("We use MongoDB for the billing ledger",
+                 "We use MongoDB for the billing ledger with three replicas"):  # fmt: skip
+        again = store.add(NewFact("decision", text, message_id="m1"))
+        assert again.action is Action.NONE and again.reason == "removed by hand"
+    assert [f.id for f in store.list()] == [right.id]
+    assert store.count(include_superseded=True) == 2

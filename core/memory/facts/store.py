@@ -309,10 +309,17 @@ class FactStore:
             if fact.edited and _same_source(fact, new) and comparison.action is not Action.NONE:
                 corrected = replace(comparison, action=Action.NONE, reason="corrected by hand")
                 return Decision(Action.NONE, fact, corrected)
+            if comparison.action is Action.SUPERSEDE and fact.edited:
+                # Extraction never contradicts a person: their edit stands until they change it.
+                kept = replace(comparison, action=Action.NONE, reason="a person's edit stands")
+                return Decision(Action.NONE, fact, kept)
             if comparison.action is Action.UPDATE and fact.edited:
                 # A person's wording is never rewritten by a machine: keep both.
                 return Decision(Action.ADD, fact, comparison)
             return Decision(comparison.action, fact, comparison)
+        removed = self._replaced_by_hand(new.type, incoming)
+        if removed is not None:
+            return removed
         if incoming.all:
             for row in self.db.execute(
                 f"SELECT {_COLUMNS} FROM facts WHERE superseded_by IS NULL AND type != ?",
@@ -324,6 +331,25 @@ class FactStore:
                     comparison = Comparison(Action.NONE, 1.0, 1.0, 1.0, "known under another type")
                     return Decision(Action.NONE, fact, comparison)
         return Decision(Action.ADD)
+
+    def _replaced_by_hand(self, kind: str, incoming: Tokens) -> Decision | None:
+        """NONE when ``incoming`` says again what a person replaced (``facts supersede``):
+        extraction never re-adds knowledge a person took out."""
+        for row in self.db.execute(
+            f"""SELECT {", ".join(f"old.{c.strip()}" for c in _COLUMNS.split(","))}
+                FROM facts old JOIN facts new ON new.id = old.superseded_by
+                WHERE old.type = ? AND new.edited = 1 ORDER BY old.id DESC""",
+            (kind,),
+        ):
+            fact = _fact(row)
+            comparison = compare_tokens(tokenize(fact.content), incoming)
+            if comparison.action in (Action.NONE, Action.UPDATE):
+                return Decision(
+                    Action.NONE,
+                    fact,
+                    replace(comparison, action=Action.NONE, reason="removed by hand"),
+                )
+        return None
 
     def add(self, new: NewFact) -> FactChange:
         """Store ``new`` by the update rules: ADD, UPDATE, SUPERSEDE or NONE."""
