@@ -37,8 +37,13 @@ UPDATE sessions SET
         (SELECT min(ts) FROM entries WHERE session_id = :id), started_at),
     updated_at = coalesce(
         (SELECT max(ts) FROM entries WHERE session_id = :id), updated_at),
+    -- A file can hold several sessions (a resumed or forked one, a fixture) while naming only
+    -- its first: any present file with an entry of the session counts.
     source_missing = NOT EXISTS (
         SELECT 1 FROM files WHERE session_id = :id AND missing = 0)
+      AND NOT EXISTS (
+        SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
+        WHERE e.session_id = :id AND f.missing = 0)
 WHERE id = :id
 """
 

@@ -102,6 +102,15 @@ def mark_missing(db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[st
         return 0
     with lock, write_transaction(db) as conn:
         conn.executemany("UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone])
-        for session_id in {r["session_id"] for r in gone if r["session_id"]}:
+        sessions = {r["session_id"] for r in gone if r["session_id"]}
+        for row in gone:  # the other sessions a shared file held
+            sessions.update(
+                found
+                for (found,) in conn.execute(
+                    "SELECT DISTINCT session_id FROM entries WHERE file_id = ?", (row["id"],)
+                )
+                if found
+            )
+        for session_id in sessions:
             refresh_session(conn, session_id)
     return len(gone)

@@ -145,6 +145,20 @@ def test_deleted_source_keeps_session_searchable(home: Home, cc_root: Path) -> N
     assert not resolve_session(home.db, "s1").source_missing
 
 
+def test_sessions_sharing_a_file_are_not_shown_as_deleted(home: Home, cc_root: Path) -> None:
+    """Issue 22: ``show s2`` said the source no longer existed right after the first ingest."""
+    path = cc_root / "p" / "shared.jsonl"
+    write_lines(path, [cc_user("s1", "u1", "first session"), cc_user("s2", "u2", "resumed one"),
+                       cc_user("s3", "u3", "forked one")])  # fmt: skip
+    ingest(home, cc_root)
+    assert {s.id: s.source_missing for s in list_sessions(home.db)} == {
+        "s1": False, "s2": False, "s3": False,
+    }  # fmt: skip
+    path.unlink()
+    ingest(home, cc_root)
+    assert all(s.source_missing for s in list_sessions(home.db))
+
+
 def test_bad_lines_are_skipped_counted_and_the_rest_kept(home: Home, cc_root: Path) -> None:
     home.config.archive.max_line_mb = 1
     path = cc_root / "p" / "s1.jsonl"
