@@ -61,7 +61,7 @@ def _paths(ctx: click.Context) -> Paths:
 @click.pass_context
 def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
     """Index a Claude Code transcript's new lines (started apart by `stop`)."""
-    from clawback.core.hooks.capture import ingest_job, run_job
+    from clawback.core.hooks.jobs import ingest_job, run_job
 
     paths = _paths(ctx)
     run_job(paths, "stop", "", "", lambda: ingest_job(paths, transcript))
@@ -75,7 +75,7 @@ def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
 def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd: str) -> None:
     """Ingest, then flush memory notes from a Claude Code session (started apart by
     `pre-compact`)."""
-    from clawback.core.hooks.capture import flush_session, run_job
+    from clawback.core.hooks.jobs import flush_session, run_job
 
     paths = _paths(ctx)
     run_job(

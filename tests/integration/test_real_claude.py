@@ -402,8 +402,12 @@ def test_mcp_install_registers_the_server_and_claude_mcp_list_connects_it(
         )  # fmt: skip
         requests = standin.state.requests
     assert asked.returncode == 0, asked.stdout
-    # With the built-in tools on, the CLI defers MCP tools behind ToolSearch; a call still works.
-    assert "DeferredToolPlaceholder" in {tool["name"] for tool in requests[0]["tools"]}
+    # With the built-in tools on, the CLI defers MCP tools behind ToolSearch unless the server is
+    # registered with alwaysLoad (as `mcp install` does): then both are offered directly.
+    offered = {tool["name"]: tool for tool in requests[0]["tools"]}
+    assert "DeferredToolPlaceholder" in offered  # other tools are still deferred
+    assert {SEARCH, GET} <= set(offered)
+    assert not any(offered[name].get("defer_loading") for name in (SEARCH, GET))
     read = json.loads(tool_results(requests[-1])[1])
     assert read["messages"][0]["text"] == f"Noted: {PHRASE}."
     removed = runner.invoke(cli, ["mcp", "uninstall"], env=env)
