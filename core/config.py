@@ -52,6 +52,9 @@ class ArchiveConfig:
     parse_worker: bool = setting(
         True, "A big ingest reads files in a second process (uses a second CPU core)."
     )
+    keep_lines: bool = setting(
+        True, "Keep a masked, compressed copy of every Claude Code line, to restore it later."
+    )
 
 
 @dataclass

@@ -38,7 +38,7 @@ class Queryable(Protocol):
 WAL_CHECKPOINT_PAGES = 10_000  # see connect()
 WAL_KEEP_BYTES = 8 * 1024 * 1024
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
-LATEST_MIGRATION = "0011_files_session"
+LATEST_MIGRATION = "0012_kept_copies"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:

@@ -63,6 +63,11 @@ class Paths:
         return self.home / "workspace"
 
     @property
+    def kept(self) -> Path:
+        """Kept copies of Claude Code transcripts (:mod:`clawback.core.archive.kept`)."""
+        return self.home / "kept"
+
+    @property
     def lock(self) -> Path:
         return self.home / "ingest.lock"
 

@@ -272,3 +272,9 @@ def _files_session(db: sqlite_utils.Database) -> None:
     there, and without this index every refresh scanned all files, so a first ingest of many
     small files slowed down with each one (10,000 files: 5 of its 11 seconds)."""
     db.execute("CREATE INDEX IF NOT EXISTS files_session ON files (session_id)")
+
+
+@migrations(name="0012_kept_copies")
+def _kept_copies(db: sqlite_utils.Database) -> None:
+    """How many bytes of a file's kept copy (``kept/``) are committed with its entries."""
+    db.execute("ALTER TABLE files ADD COLUMN kept_bytes INTEGER NOT NULL DEFAULT 0")

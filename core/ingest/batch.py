@@ -16,6 +16,7 @@ from typing import Any
 import sqlite_utils
 from clawback.core.archive.catalog import refresh_session
 from clawback.core.archive.conversations import ConversationTracker
+from clawback.core.archive.kept import KeptCopies
 from clawback.core.db import write_transaction
 from clawback.core.ingest.file_reader import ROW_COLUMNS, Chunk, WorkItem, merge_meta
 from clawback.core.records import SessionMeta, Source
@@ -42,6 +43,7 @@ class FileState:
     prefix_hash: str | None
     missing: int
     tail_bytes: int = 0  # an unfinished last line left unread
+    kept_bytes: int = 0  # committed length of the file's kept copy (0: none)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> FileState:
@@ -60,8 +62,13 @@ class FileBatch:
         gap_minutes: int,
         seal: Callable[[str], str] = str,
         store_meta: Callable[[Path], SessionMeta | None],
+        copies: KeptCopies | None = None,
+        keep: bool = False,
     ) -> None:
         self.db = db
+        # Where the chunks' kept lines go; with ``keep`` off, an old copy is dropped instead.
+        self.copies = copies
+        self.keep = keep and copies is not None
         self.seal = seal  # a session's title, folder and names, sealed as they are saved
         self.store_meta = store_meta  # OpenClaw's sessions.json entry for a transcript
         self.item = item
@@ -91,6 +98,7 @@ class FileBatch:
             stored = self.store_meta(item.path)
             if stored:
                 merge_meta(chunk.meta, stored)
+        kept_bytes = self._keep(chunk)
         with write_transaction(self.db) as conn:
             first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
             self.conversations.begin(conn, session_id)
@@ -122,9 +130,9 @@ class FileBatch:
             conn.execute(
                 """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
                    skipped_lines = skipped_lines + ?, session_id = ?, new_entries = 1,
-                   last_ts = coalesce(?, last_ts) WHERE id = ?""",
+                   last_ts = coalesce(?, last_ts), kept_bytes = ? WHERE id = ?""",
                 (state.offset, state.last_line, state.prefix_hash, len(chunk.skipped),
-                 owner, chunk.last_ts, state.id),
+                 owner, chunk.last_ts, kept_bytes, state.id),
             )  # fmt: skip
             if chunk.final:
                 conn.execute(
@@ -138,6 +146,23 @@ class FileBatch:
                     self._save_session(conn, other, meta)
         self.total_entries += inserted
         self.total_skipped += len(chunk.skipped)
+        dropped = state.kept_bytes and not kept_bytes
+        state.kept_bytes = kept_bytes
+        if dropped and self.copies is not None:
+            self.copies.discard(self.item.source.value, self.item.key)
+
+    def _keep(self, chunk: Chunk) -> int:
+        """Append the chunk's kept lines to the file's copy, before the transaction that
+        commits the length it returns (the copy's bytes past a committed length are cut off
+        before the next append, so a kill between the two leaves the copy as the index)."""
+        state = self.state
+        if not self.keep or self.copies is None:
+            return 0  # copies are off: none is kept, and an old one is no longer followed
+        if chunk.kept is None or (state.kept_bytes == 0 and state.offset > 0):
+            return state.kept_bytes  # nothing new, or a copy that would miss the file's start
+        return self.copies.append(
+            self.item.source.value, self.item.key, state.kept_bytes, [chunk.kept]
+        )
 
     def _save_session(self, conn: Any, session_id: str, meta: SessionMeta) -> None:
         seal = self.seal

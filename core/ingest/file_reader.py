@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawback.core.archive.kept import LineKeeper
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
 from clawback.core.ingest.sources import SourceRoot
@@ -87,6 +88,7 @@ class Chunk:
     meta: SessionMeta = field(default_factory=SessionMeta)
     others: dict[str, SessionMeta] = field(default_factory=dict)
     torn: int = 0  # bytes of an unfinished last line, reported in health
+    kept: bytes | None = None  # the chunk's lines as a kept-copy frame (Claude Code only)
 
 
 def window_hash(path: Path, offset: int) -> str | None:
@@ -163,6 +165,7 @@ class FileReader:
         mask: Callable[[str], str] | None,
         seal: Callable[[str], str],
         batch_lines: int = BATCH_LINES,
+        keep: bool = False,
     ) -> None:
         self.item = item
         self.start = start
@@ -189,10 +192,17 @@ class FileReader:
         # Only a main Claude Code file is split per sessionId: sub-agent lines carry their
         # parent's id (or ``<parent>#agent-...`` in workflows) and belong to the parent.
         self.split_sessions = item.source is Source.CLAUDE_CODE and not self.force_sidechain
+        # ``keep``: each Claude Code line also goes, masked, into the file's kept copy.
+        self.keeper = (
+            LineKeeper(start.last_line + 1, start.offset, mask)
+            if keep and item.source is Source.CLAUDE_CODE
+            else None
+        )
 
     def chunks(self) -> Iterator[Chunk]:
         """Read to the end of the file's complete lines, a chunk per ``batch_lines`` lines."""
         parser = PARSERS[self.item.source]
+        keeper = self.keeper
         line_no = self.start.last_line
         reader = LineReader(
             self.item.path, self.start.offset, self.max_line, finished=is_quiet(self.item)
@@ -202,8 +212,12 @@ class FileReader:
                 line_no += 1
                 limit_mb = self.max_line // MB
                 self.skip(line_no, f"line of {count // MB} MB over max_line_mb ({limit_mb})")
+                if keeper:
+                    keeper.blank()
             elif count > 1:  # a run of blank lines
                 line_no += count
+                if keeper:
+                    keeper.blank(count)
             else:
                 line_no += 1
                 if raw.strip():
@@ -212,6 +226,10 @@ class FileReader:
                         self.skip(line_no, problem)
                     for value in values:
                         self.add(line_no, parser(value))
+                    if keeper:
+                        keeper.add(raw, values)
+                elif keeper:
+                    keeper.blank()
             self.lines += 1
             self.end_line, self.end_offset = line_no, end
             if self.lines >= self.batch_lines:
@@ -310,6 +328,7 @@ class FileReader:
             last_ts=self.last_ts,
             final=final,
             torn=torn,
+            kept=self.keeper.frame(self.end_offset) if self.keeper else None,
         )
         if final:
             chunk.meta, chunk.others = self.meta, self.others

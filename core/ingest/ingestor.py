@@ -30,6 +30,7 @@ from pathlib import Path
 import sqlite_utils
 from clawback.core.archive.catalog import resolve_leaf_titles
 from clawback.core.archive.conversations import refresh_ready
+from clawback.core.archive.kept import KeptCopies
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.formats.detect import sniff
@@ -39,7 +40,7 @@ from clawback.core.ingest.batch import FileBatch, FileState
 from clawback.core.ingest.file_reader import Chunk, FileReader, Start, WorkItem, is_quiet
 from clawback.core.ingest.memory_files import ingest_memory_file
 from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions
-from clawback.core.ingest.plan import read_ahead, starts_over
+from clawback.core.ingest.plan import copy_lacks_start, read_ahead, starts_over
 from clawback.core.ingest.problems import record_skipped_files
 from clawback.core.ingest.scan import mark_missing, scan
 from clawback.core.ingest.sources import SourceRoot, configured_roots
@@ -94,6 +95,8 @@ class Ingestor:
         self._seal = seal if config.archive.mask_secrets else clean_text
         self._last_path: tuple[str, str] = ("", "")  # (path, sealed): a file is sealed once
         self._stores: dict[Path, dict[str, SessionMeta]] = {}
+        self._keep = config.archive.keep_lines  # a kept copy of each Claude Code line
+        self.copies = KeptCopies(paths.kept)
         self.seen: set[tuple[str, str]] = set()  # files found by the last scan
 
     # -- entry points ---------------------------------------------------------------------------
@@ -108,7 +111,13 @@ class Ingestor:
     ) -> list[WorkItem]:
         """Stat every file under ``roots`` and return those that need reading. No reads here."""
         found = scan(
-            self.db, roots, reimport=reimport, stats=stats, seal=self._seal, sniff=self.sniff
+            self.db,
+            roots,
+            reimport=reimport,
+            stats=stats,
+            seal=self._seal,
+            sniff=self.sniff,
+            keep=self._keep,
         )
         self.seen = found.seen
         return found.work
@@ -239,10 +248,11 @@ class Ingestor:
                 and state.status == "idle"
                 and not state.missing
                 and not (state.tail_bytes and is_quiet(item))
+                and not copy_lacks_start(item, state, keep=self._keep)
             ):
                 stats.unchanged += 1  # another process got here first
                 return set()
-            if starts_over(item, state, reimport=reimport):
+            if starts_over(item, state, reimport=reimport, keep=self._keep):
                 if state.offset:
                     stats.reimported += 1
                 with write_transaction(self.db) as conn:
@@ -292,6 +302,8 @@ class Ingestor:
             gap_minutes=self.config.archive.conversation_gap_minutes,
             seal=self._seal,
             store_meta=self.store_meta,
+            copies=self.copies,
+            keep=self._keep,
         )
         with write_transaction(self.db) as conn:
             conn.execute(
@@ -302,7 +314,12 @@ class Ingestor:
         chunks: Iterable[Chunk] | None = ahead.take(item, start) if ahead else None
         if chunks is None:
             chunks = FileReader(
-                item, start, max_line=self._max_line, mask=self._mask, seal=self._seal
+                item,
+                start,
+                max_line=self._max_line,
+                mask=self._mask,
+                seal=self._seal,
+                keep=self._keep,
             ).chunks()
         session_id = None
         consumed = start.offset
@@ -326,7 +343,7 @@ class Ingestor:
         """
         if not self.config.archive.parse_worker:
             return nullcontext()
-        options = ReadOptions(self._max_line, self._mask, self._seal)
+        options = ReadOptions(self._max_line, self._mask, self._seal, self._keep)
         return read_ahead(self.db, work, options, reimport=reimport)
 
     def store_meta(self, path: Path) -> SessionMeta | None:

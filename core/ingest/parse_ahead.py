@@ -60,6 +60,7 @@ class ReadOptions:
     max_line: int
     mask: Callable[[str], str] | None
     seal: Callable[[str], str]
+    keep: bool = False  # keep a copy of each Claude Code line (``archive.keep_lines``)
 
 
 def worth_it(remaining: Sequence[int]) -> bool:
@@ -220,7 +221,12 @@ def _serve(plan_file: str) -> None:
         if at <= writer:
             continue  # the writer got here first and reads it itself
         reader = FileReader(
-            item, start, max_line=options.max_line, mask=options.mask, seal=options.seal
+            item,
+            start,
+            max_line=options.max_line,
+            mask=options.mask,
+            seal=options.seal,
+            keep=options.keep,
         )
         try:
             chunks: list[Chunk] | None = list(reader.chunks())

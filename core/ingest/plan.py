@@ -18,21 +18,31 @@ from clawback.core.ingest.parse_ahead import MAX_FILE_BYTES, ParseAhead, ReadOpt
 from clawback.core.records import Source
 
 
-def starts_over(item: WorkItem, state: FileState, *, reimport: bool) -> bool:
-    """Whether the file is read again from its start: asked to, shrunk, or rewritten."""
+def copy_lacks_start(item: WorkItem, state: FileState, *, keep: bool) -> bool:
+    """A Claude Code file indexed while copies were off (or before clawback kept them): with
+    ``keep`` on it is read again from its start, once, so that its copy holds every line."""
+    return keep and item.source is Source.CLAUDE_CODE and state.offset > 0 and not state.kept_bytes
+
+
+def starts_over(item: WorkItem, state: FileState, *, reimport: bool, keep: bool = False) -> bool:
+    """Whether the file is read again from its start: asked to, shrunk, rewritten, or its kept
+    copy would lack its beginning."""
     return (
         reimport
+        or copy_lacks_start(item, state, keep=keep)
         or item.size < state.offset
         or (state.offset > 0 and window_hash(item.path, state.offset) != state.prefix_hash)
     )
 
 
-def planned_start(item: WorkItem, state: FileState | None, *, reimport: bool) -> Start:
+def planned_start(
+    item: WorkItem, state: FileState | None, *, reimport: bool, keep: bool = False
+) -> Start:
     """Where reading ``item`` will start when its turn comes, if nothing changes first:
     what the ingestor decides, without the writes."""
     if state is None:
         return Start(0, 0, None)
-    if starts_over(item, state, reimport=reimport):
+    if starts_over(item, state, reimport=reimport, keep=keep):
         return Start(0, 0, state.session_id)
     return Start(state.offset, state.last_line, state.session_id)
 
@@ -62,7 +72,7 @@ def read_ahead(
     for item in files:
         state = known.get((item.source.value, item.key))
         try:
-            start = planned_start(item, state, reimport=reimport)
+            start = planned_start(item, state, reimport=reimport, keep=options.keep)
         except OSError:  # gone or unreadable already: its own turn reports it
             continue
         if item.size - start.offset <= MAX_FILE_BYTES:

@@ -75,8 +75,8 @@ def forget_file(conn: Any, state: FileState) -> None:
     conn.execute("DELETE FROM leaf_titles WHERE file_id = ?", (state.id,))
     conn.execute(
         """UPDATE files SET "offset" = 0, last_line = 0, size = 0, prefix_hash = NULL,
-           skipped_lines = 0, last_ts = NULL WHERE id = ?""",
+           skipped_lines = 0, last_ts = NULL, kept_bytes = 0 WHERE id = ?""",
         (state.id,),
     )
-    state.offset = state.last_line = state.size = 0
+    state.offset = state.last_line = state.size = state.kept_bytes = 0
     state.prefix_hash = None

@@ -41,13 +41,23 @@ def scan(
     stats: IngestStats,
     seal: Callable[[str], str],
     sniff: Sniff,
+    keep: bool = False,
 ) -> Scan:
     """Stat every file under ``roots``; what needs reading, and (in ``stats``) what not and why."""
     quiet_before = time.time() - QUIET_SECONDS
     states = {
-        (source, key): (size, mtime, status == "idle" and not missing, tail > 0)
-        for source, key, size, mtime, status, missing, tail in db.execute(
-            "SELECT source, file_key, size, mtime, status, missing, tail_bytes FROM files"
+        # "Settled" also needs, with ``keep`` on, a kept copy of a Claude Code file that has
+        # been read (else it is read again from its start: see ``plan.copy_lacks_start``).
+        (source, key): (
+            size,
+            mtime,
+            status == "idle" and not missing and not (keep and offset and not kept),
+            tail > 0,
+        )
+        for source, key, size, mtime, status, missing, tail, offset, kept in db.execute(
+            """SELECT source, file_key, size, mtime, status, missing, tail_bytes,
+               CASE WHEN source = 'claude-code' THEN "offset" ELSE 0 END, kept_bytes
+               FROM files"""
         )
     }
     found = Scan()
