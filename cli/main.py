@@ -41,6 +41,8 @@ COMMANDS: dict[str, str] = {
     "hooks": "hooks:hooks",
     "hook": "hook:hook",
     "demo": "app:demo",
+    "resume": "restore:resume",
+    "restore": "restore:restore",
 }
 
 

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from clawback.core.archive.kept import KeptCopies
+from clawback.core.archive.restore import Restored, restore_session
+from clawback.core.archive.sessions import SessionSummary
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config, load_config
@@ -127,6 +130,28 @@ class Home:
         """After a re-read: each vector moves to the entry that now holds its text."""
         tools_and_thinking = self.config.embeddings.tools_and_thinking
         return follow_text(self.db, self.paths.vectors, tools_and_thinking=tools_and_thinking)
+
+    @property
+    def claude_projects(self) -> Path:
+        """Where Claude Code keeps its transcripts (``sources.claude_code_path``)."""
+        return Path(self.config.sources.claude_code_path).expanduser()
+
+    def restore(
+        self, session: SessionSummary, to: Path | None = None, *, force: bool = False
+    ) -> list[Restored]:
+        """Write ``session``'s transcript back from its kept copy (see
+        :func:`~clawback.core.archive.restore.restore_session`) under ``to``, else where
+        Claude Code looks; what lands in a configured source is indexed at once, so the
+        session no longer shows as deleted."""
+        written = restore_session(
+            self.db,
+            KeptCopies(self.paths.kept),
+            session,
+            (to or self.claude_projects).expanduser().absolute(),
+            force=force,
+        )
+        self.ingest_changed({done.path for done in written})
+        return written
 
     def watch_folders(self) -> list[Path]:
         """Existing folders of the configured sources (the home's own are created)."""

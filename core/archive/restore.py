@@ -1,0 +1,179 @@
+"""Writing a Claude Code session back from its kept copy, where ``claude --resume`` finds it.
+
+Claude Code looks for a session's transcript in ``~/.claude/projects/<project>/<id>.jsonl``
+(``<project>`` is the session's working folder with every character other than a letter or digit
+made ``-``), its sub-agents' in ``<id>/subagents/``. :func:`restore_session` writes every file of
+the session there from the copies :mod:`clawback.core.archive.kept` keeps, and never overwrites
+a file: each one is written to a temporary name and linked into place, which fails if the name
+is taken, even by a file that appeared a moment ago. ``force`` first moves what is there aside
+as a backup, and says where.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import sqlite_utils
+from clawback.core.archive.kept import Frame, KeptCopies, KeptCopyError
+from clawback.core.archive.sessions import SessionSummary
+from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
+from clawback.core.records import Source
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+class RestoreError(ClawbackError):
+    """A session that cannot be written back as asked."""
+
+
+@dataclass(frozen=True)
+class SessionFile:
+    """One transcript of a session as the index knows it."""
+
+    key: str
+    path: str  # where it was last seen
+    kept_bytes: int
+    last_line: int
+    missing: bool
+
+
+@dataclass(frozen=True)
+class Restored:
+    path: Path
+    lines: int
+    backup: Path | None = None
+
+
+def project_folder(cwd: str) -> str:
+    """The folder Claude Code keeps a working folder's sessions in (``/a/b`` -> ``-a-b``)."""
+    return _NOT_ALNUM.sub("-", cwd)
+
+
+def session_files(db: sqlite_utils.Database, session_id: str) -> list[SessionFile]:
+    """The session's Claude Code files: its own transcript first, then its sub-agents'."""
+    rows = db.execute(
+        """SELECT file_key, path, kept_bytes, last_line, missing FROM files
+           WHERE session_id = ? AND source = ? ORDER BY file_key""",
+        (session_id, Source.CLAUDE_CODE.value),
+    ).fetchall()
+    files = [
+        SessionFile(key, path, kept, last, bool(missing)) for key, path, kept, last, missing in rows
+    ]
+    files.sort(key=lambda f: (is_subagent(f.key), f.key))
+    return files
+
+
+def is_subagent(key: str) -> bool:
+    parts = PurePosixPath(key).parts
+    return "subagents" in parts[:-1] or parts[-1].startswith("agent-")
+
+
+def transcript_gone(files: list[SessionFile]) -> bool:
+    """Whether the session's own transcript is no longer where Claude Code wrote it."""
+    main = [f for f in files if not is_subagent(f.key)]
+    return not main or not any(Path(f.path).exists() for f in main)
+
+
+def destination(root: Path, session: SessionSummary, file: SessionFile) -> Path:
+    """Where ``file`` goes under the projects folder ``root``: its own place under its source
+    root when that is a project folder, else the session's project folder."""
+    parts = PurePosixPath(file.key).parts
+    if len(parts) >= 2:
+        return root.joinpath(*parts)
+    if not session.cwd:
+        raise RestoreError(
+            f"session {session.id} has no working folder, so its project folder under"
+            f" {root} is unknown; give one with --to DIR"
+        )
+    return root / project_folder(session.cwd) / parts[-1]
+
+
+def _lines(copies: KeptCopies, file: SessionFile) -> list[bytes]:
+    """The file's lines from its copy, checked to run from line 1 without a gap."""
+    if not file.kept_bytes:
+        raise RestoreError(
+            f"no copy of {file.key} was kept (it was indexed while archive.keep_lines was off,"
+            " or before clawback kept copies), so it cannot be written back"
+        )
+    lines: list[bytes] = []
+    frames: list[Frame]
+    try:
+        frames = list(copies.read(Source.CLAUDE_CODE.value, file.key, file.kept_bytes))
+    except KeptCopyError as exc:
+        raise RestoreError(f"the kept copy of {file.key} cannot be read: {exc}") from None
+    for frame in frames:
+        if frame.first_line != len(lines) + 1:
+            raise RestoreError(
+                f"the kept copy of {file.key} misses lines before {frame.first_line}"
+            )
+        lines.extend(frame.lines)
+    return lines
+
+
+def restore_session(
+    db: sqlite_utils.Database,
+    copies: KeptCopies,
+    session: SessionSummary,
+    root: Path,
+    *,
+    force: bool = False,
+) -> list[Restored]:
+    """Write ``session``'s transcript (and its sub-agents') under the projects folder ``root``.
+
+    Every file is checked before any is written: an existing one stops it all (unless
+    ``force``, which moves it aside first), as does a copy that is missing or incomplete.
+    """
+    if session.source != Source.CLAUDE_CODE.value:
+        raise UsageError(
+            f"session {session.id} is a {session.source} session: only Claude Code sessions"
+            " can be restored"
+        )
+    files = session_files(db, session.id)
+    if not files:
+        raise RestoreError(f"session {session.id} has no transcript file in the index")
+    plan = [(destination(root, session, f), _lines(copies, f)) for f in files]
+    taken = [path for path, _ in plan if path.exists() or path.is_symlink()]
+    if taken and not force:
+        listed = ", ".join(str(p) for p in taken)
+        raise RestoreError(
+            f"{listed} already exists; nothing was written (--force moves it aside as a backup"
+            " first)"
+        )
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    done = []
+    for path, lines in plan:
+        backup = None
+        if path.exists() or path.is_symlink():
+            backup = path.with_name(f"{path.name}.clawback-backup-{stamp}")
+            os.rename(path, backup)
+        _write_new(path, lines)
+        done.append(Restored(path, len(lines), backup))
+    return done
+
+
+def _write_new(path: Path, lines: list[bytes]) -> None:
+    """Write ``path`` only if nothing is there: a temporary file linked into place."""
+    if not path.parent.is_dir():
+        ensure_private_dir(path.parent)
+    temp = path.with_name(f".{path.name}.clawback-{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for line in lines:
+                handle.write(line)
+                handle.write(b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            raise RestoreError(
+                f"{path} appeared while restoring; nothing was overwritten"
+            ) from None
+    finally:
+        temp.unlink(missing_ok=True)
