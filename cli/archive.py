@@ -140,6 +140,7 @@ def reindex(ctx: click.Context) -> None:
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1))
 @click.option("--project", help="Only sessions whose working directory contains this.")
 @click.option("--filter", "text", help="Only sessions whose title, key, project or id match.")
+@click.option("--deleted", is_flag=True, help="Only sessions whose source files are gone.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def sessions(
@@ -148,17 +149,25 @@ def sessions(
     limit: int,
     project: str | None,
     text: str | None,
+    deleted: bool,
     as_json: bool,
 ) -> None:
     """List sessions, newest first."""
     rows = list_sessions(
-        open_home(ctx).db, source=source, project_contains=project, text=text, limit=limit
+        open_home(ctx).db,
+        source=source,
+        project_contains=project,
+        text=text,
+        limit=limit,
+        deleted=deleted,
     )
     if as_json:
         print_json([row.to_json() for row in rows])
         return
     if not rows:
-        if source or project or text:
+        if deleted:
+            err.print("No session has lost its source files.")
+        elif source or project or text:
             err.print("No sessions match.")
         else:
             err.print("No sessions yet. Run `clawback ingest` (or `clawback demo`).")
@@ -173,6 +182,8 @@ def sessions(
             f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{row.source:11}[/] "
             f"{row.message_count:5} msgs  {escape(title)}{missing}"
         )
+    if deleted and any(row.source == Source.CLAUDE_CODE.value for row in rows):
+        err.print("Write a Claude Code session back with `clawback restore ID`.")
 
 
 @click.command()

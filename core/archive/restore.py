@@ -55,11 +55,18 @@ def project_folder(cwd: str) -> str:
 
 
 def session_files(db: sqlite_utils.Database, session_id: str) -> list[SessionFile]:
-    """The session's Claude Code files: its own transcript first, then its sub-agents'."""
+    """The session's Claude Code files: its own transcript first, then its sub-agents'.
+
+    A session with no file of its own (its lines sit in another session's file, as when a file
+    mixes sessions) has the files that hold its entries.
+    """
     rows = db.execute(
         """SELECT file_key, path, kept_bytes, last_line, missing FROM files
-           WHERE session_id = ? AND source = ? ORDER BY file_key""",
-        (session_id, Source.CLAUDE_CODE.value),
+           WHERE source = ? AND (session_id = ? OR (
+               NOT EXISTS (SELECT 1 FROM files WHERE session_id = ?)
+               AND id IN (SELECT file_id FROM entries WHERE session_id = ?)))
+           ORDER BY file_key""",
+        (Source.CLAUDE_CODE.value, session_id, session_id, session_id),
     ).fetchall()
     files = [
         SessionFile(key, path, kept, last, bool(missing)) for key, path, kept, last, missing in rows
@@ -80,17 +87,22 @@ def transcript_gone(files: list[SessionFile]) -> bool:
 
 
 def destination(root: Path, session: SessionSummary, file: SessionFile) -> Path:
-    """Where ``file`` goes under the projects folder ``root``: its own place under its source
-    root when that is a project folder, else the session's project folder."""
+    """Where ``file`` goes under the projects folder ``root``: its own place when it was read
+    from a Claude Code projects folder (``-home-me-proj/<id>.jsonl``), else the project folder
+    of the session's working folder (a file ingested from a backup or any other folder)."""
     parts = PurePosixPath(file.key).parts
-    if len(parts) >= 2:
+    if len(parts) >= 2 and parts[0].startswith("-"):
         return root.joinpath(*parts)
     if not session.cwd:
         raise RestoreError(
-            f"session {session.id} has no working folder, so its project folder under"
-            f" {root} is unknown; give one with --to DIR"
+            f"session {session.id} does not say which folder it ran in, so where Claude Code"
+            f" would look for it under {root} is unknown"
         )
-    return root / project_folder(session.cwd) / parts[-1]
+    tail = parts[-1:]
+    if "subagents" in parts[:-1]:  # a sub-agent stays beside its session: <id>/subagents/...
+        at = len(parts) - 2 - parts[-2::-1].index("subagents")
+        tail = parts[max(at - 1, 0) :]
+    return root.joinpath(project_folder(session.cwd), *tail)
 
 
 def _lines(copies: KeptCopies, file: SessionFile) -> list[bytes]:
@@ -137,6 +149,13 @@ def restore_session(
     if not files:
         raise RestoreError(f"session {session.id} has no transcript file in the index")
     plan = [(destination(root, session, f), _lines(copies, f)) for f in files]
+    places = [path for path, _ in plan]
+    if len(set(places)) < len(places):
+        twice = sorted({str(p) for p in places if places.count(p) > 1})
+        raise RestoreError(
+            f"two files of session {session.id} would both be written to {', '.join(twice)}"
+            " (they were read from different folders); nothing was written"
+        )
     taken = [path for path, _ in plan if path.exists() or path.is_symlink()]
     if taken and not force:
         listed = ", ".join(str(p) for p in taken)

@@ -65,10 +65,16 @@ def _like(text: str) -> str:
 
 
 def _session_where(
-    source: str | None, project: str | None, project_contains: str | None, text: str | None
+    source: str | None,
+    project: str | None,
+    project_contains: str | None,
+    text: str | None,
+    deleted: bool = False,
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = ["entry_count > 0 OR label IS NOT NULL"]
     params: list[Any] = []
+    if deleted:
+        clauses.append("source_missing = 1")
     if source:
         clauses.append("source = ?")
         params.append(source)
@@ -98,14 +104,16 @@ def list_sessions(
     text: str | None = None,
     limit: int | None = 50,
     offset: int = 0,
+    deleted: bool = False,
 ) -> list[SessionSummary]:
     """Sessions newest first.
 
     ``project`` is a working directory exactly as :func:`projects` lists it (the app's picker);
     ``project_contains`` matches part of it, as ``search --project`` does. ``text`` is the filter
     box: it narrows by title, label, key, cwd or id, and its ``project:NAME`` terms by cwd.
+    ``deleted`` keeps only the sessions whose source files are all gone.
     """
-    where, params = _session_where(source, project, project_contains, text)
+    where, params = _session_where(source, project, project_contains, text, deleted)
     sql = (
         f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE {where}"
         " ORDER BY updated_at DESC NULLS LAST, id LIMIT ? OFFSET ?"
