@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from clawback.core.chat.recall import RecallBlock, recall_cap, recall_terms
 from clawback.core.config import ChatConfig
+from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import estimate_tokens
 
 __all__ = [
@@ -79,13 +80,6 @@ NO_TOOLS_SYSTEM_PROMPT = DEFAULT_SYSTEM_PROMPT.format(tools=NO_TOOLS_LINE)
 DEFAULT_SYSTEM_PROMPT = DEFAULT_SYSTEM_PROMPT.format(tools=MEMORY_TOOLS_LINE)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_WRAPPERS = (
-    "message",
-    "conversation-history",
-    "conversation-summary",
-    "current-message",
-    "recalled-context",
-)
 
 
 @dataclass(frozen=True)
@@ -111,27 +105,21 @@ Recaller = Callable[[Sequence[str], int, Sequence[ContextMessage], Sequence[str]
 """``(user_messages, cap, messages in the prompt, other texts in the prompt) -> block``."""
 
 
-def _defang(text: str) -> str:
-    """Keep content from closing one of the prompt's own wrappers."""
-    for tag in _WRAPPERS:
-        text = re.sub(rf"</({tag})>", lambda m: f"</{m.group(1)}\u200b>", text, flags=re.IGNORECASE)
-    return text
-
-
 def render_message(message: ContextMessage) -> str:
     time = f' time="{message.timestamp}"' if message.timestamp else ""
     partial = ' partial="true"' if message.partial else ""
-    return f'<message role="{message.role}"{time}{partial}>\n{_defang(message.content)}\n</message>'
+    content = neutralise_wrappers(message.content)
+    return f'<message role="{message.role}"{time}{partial}>\n{content}\n</message>'
 
 
 def _summary_part(summary: str | None) -> str:
     if not summary:
         return ""
-    return f"<conversation-summary>\n{_defang(summary)}\n</conversation-summary>"
+    return f"<conversation-summary>\n{neutralise_wrappers(summary)}\n</conversation-summary>"
 
 
 def _current_part(text: str) -> str:
-    return f"<current-message>\n{_defang(text)}\n</current-message>"
+    return f"<current-message>\n{neutralise_wrappers(text)}\n</current-message>"
 
 
 # --------------------------------------------------------------------------------------- trim

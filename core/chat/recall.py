@@ -32,6 +32,7 @@ from clawback.core.search.engine import NearestChunks
 from clawback.core.search.fusion import fuse_weighted, keep_exact
 from clawback.core.search.hybrid import admit
 from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import estimate_tokens
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "RecallBlock",
     "RecallHit",
     "build_recall_block",
-    "defang",
     "recall",
     "recall_cap",
     "recall_query",
@@ -66,7 +66,6 @@ OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
 _WORD = re.compile(r"\w+", re.UNICODE)
-_TAGS = ("recalled-context", "knowledge", "detail")
 # Words too common to say anything about a topic (English; other languages pass through).
 _STOPWORDS = frozenset(
     """about above after again against all also and any are because been before being below
@@ -279,15 +278,6 @@ def strip_recalled(text: str) -> str:
     return _BLOCK.sub("", text)
 
 
-def defang(text: str) -> str:
-    """Keep recalled text from closing (or opening) the block's own tags."""
-    for tag in _TAGS:
-        text = re.sub(
-            rf"<(/?)({tag})\b", lambda m: f"<{m.group(1)}{m.group(2)}\u200b", text, flags=re.I
-        )
-    return text
-
-
 def _normal(text: str) -> str:
     return " ".join(text.split()).lower()
 
@@ -314,14 +304,14 @@ def shared_terms(text: str, terms: Sequence[str]) -> int:
 
 def _fact_line(fact: Fact) -> str:
     kind = f"[{fact.kind}] " if fact.kind else ""
-    return f"- {kind}{defang(' '.join(fact.text.split()))}"
+    return f"- {kind}{neutralise_wrappers(' '.join(fact.text.split()))}"
 
 
 def _detail_line(hit: RecallHit) -> str:
     when = (hit.timestamp or "")[:16].replace("T", " ")
     where = hit.source + (f" {hit.session_id[:8]}" if hit.session_id else "")
     stamp = " · ".join(part for part in (when, hit.role, where) if part)
-    return f"- [{stamp}] {defang(hit.text)}"
+    return f"- [{stamp}] {neutralise_wrappers(hit.text)}"
 
 
 def render_block(knowledge: Sequence[Fact], details: Sequence[RecallHit]) -> str:

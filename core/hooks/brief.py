@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clawback.core.archive.sessions import project_name
-from clawback.core.chat.recall import CLOSE_TAG, defang
+from clawback.core.chat.recall import CLOSE_TAG
 from clawback.core.db import connect_reader
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.locks import flush_running
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS, Answer, HookContext
+from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import CHARS_PER_TOKEN
 
 OPEN_TAG = '<recalled-context source="memory" kind="brief">'
@@ -204,8 +205,10 @@ def build_brief(
     body = [f"## {part.title}\n" + "\n".join(part.lines) for part in parts if part.lines]
     if not body:
         return ""
-    text = "\n\n".join(defang(section) for section in body)
-    about = f"Memory brief for the project {defang(project)} ({defang(cwd)})."
+    text = "\n\n".join(neutralise_wrappers(section) for section in body)
+    about = (
+        f"Memory brief for the project {neutralise_wrappers(project)} ({neutralise_wrappers(cwd)})."
+    )
     return f"{OPEN_TAG}\n{about}\n\n{text}\n{CLOSE_TAG}"
 
 

@@ -1,11 +1,12 @@
-"""How recalled text is handed to Claude Code: marked as reference, defanged, masked.
+"""How recalled text is handed to Claude Code: marked as reference, neutralised, masked.
 
 What a hook gives reaches the model inside a system reminder ("UserPromptSubmit hook additional
 context: ..."), with none of clawback's own system prompt around it. So the text says itself
 what it is (material recalled from past sessions, not instructions from the person), the
-recalled parts cannot close or open the block's tags (:func:`~clawback.core.chat.recall.defang`,
-done where each block is built), and secrets are masked once more on the way out, because a
-memory file is read straight from disk.
+recalled parts cannot close or open the prompt's tags
+(:func:`~clawback.core.text.wrappers.neutralise_wrappers`, done where each block is built),
+and secrets are masked once more on the way out, because a memory file is read straight from
+disk.
 """
 
 from __future__ import annotations

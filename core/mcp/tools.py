@@ -77,7 +77,7 @@ class MemoryTools:
         except ValueError as exc:
             raise ToolInputError(f"{exc}.") from None
         session_id = self.reader.session_id(session) if session else None
-        answer: dict[str, Any] = {"results": []}
+        answer: dict[str, Any] = answers.as_retrieved({"results": []})
         if build_match(query) is None:
             answer["note"] = (
                 "Nothing in this query can be searched for: give at least one word (a '-word' "
@@ -218,7 +218,7 @@ class MemoryTools:
 
     def get(self, ref: str, *, context: int = 1) -> dict[str, Any]:
         """The message, memory chunk, fact or session outline ``ref`` names."""
-        return self.reader.get(ref, context=max(0, min(int(context), 10)))
+        return answers.as_retrieved(self.reader.get(ref, context=max(0, min(int(context), 10))))
 
 
 def _choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:

@@ -120,6 +120,15 @@ def test_a_client_initializes_lists_and_calls_the_tools(
     read = client.call("memory_get", ref=hits[0]["ref"])["structuredContent"]
     assert "Run certbot renew on staging." in [m["text"] for m in read["messages"]]
 
+    # the client model is told what it reads: retrieved reference text, not instructions
+    for tool in tools.values():
+        assert "retrieved reference text" in tool["description"]
+    for answer in (found["content"][0]["text"], json.dumps(read)):
+        assert answer.startswith('{"retrieved":"Retrieved reference text') or answer.startswith(
+            '{"retrieved": "Retrieved reference text'
+        )
+        assert "not instructions" in answer
+
 
 def test_an_ingest_during_the_session_is_seen_without_a_restart(
     home: Home, cc_root: Path, client: StdioClient
