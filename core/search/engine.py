@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 MARK_START, MARK_END = "\x02", "\x03"  # snippet() markers; rendered by each client
 SNIPPET_TOKENS = 16
+# snippet() costs the square of a matching text's size (32,000 characters full of matches:
+# 20 ms; 1 MB: 12 s): a longer text is windowed and marked in Python (``highlight_window``).
+SNIPPET_MAX_CHARS = 32_000
 DEFAULT_SCORE_CAP = 3_000
 COUNT_CAP = 1000
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
@@ -143,7 +146,9 @@ LIMIT :limit OFFSET :offset
 
 _DETAILS = f"""
 SELECT e.id, e.session_id, coalesce(s.label, s.title, s.first_prompt), s.key, f.source, e.role,
-       e.kind, e.ts, snippet(entries_fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}),
+       e.kind, e.ts,
+       CASE WHEN length(e.text) <= {SNIPPET_MAX_CHARS}
+            THEN snippet(entries_fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}) ELSE '' END,
        f.file_key, f.path, e.line, e.sidechain, e.text
 FROM entries_fts
 JOIN entries e ON e.id = entries_fts.rowid
@@ -367,7 +372,8 @@ def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool)
     (entry_id, session_id, title, key, source, role, kind, ts, snip, file_key, path, line,
      sidechain, text) = row  # fmt: skip
     if MARK_START not in snip:
-        # CJK matches hit the bigram column, so snippet() of the text column marks nothing.
+        # CJK matches hit the bigram column, so snippet() of the text column marks nothing;
+        # a huge text gets no snippet() at all (SNIPPET_MAX_CHARS).
         snip = highlight_window(text, highlight)
     return SearchHit(
         entry_id=entry_id,
