@@ -9,6 +9,7 @@ compaction pane shows real content too.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from importlib.resources import files
@@ -17,7 +18,7 @@ from pathlib import Path
 from clawback.core.config import Config, save_config
 from clawback.core.demo.chat import seed_chat_session
 from clawback.core.home import Home
-from clawback.core.paths import Paths, ensure_private_dir
+from clawback.core.paths import Paths, ensure_private_dir, ensure_private_file
 
 
 def demo_data() -> Path:
@@ -29,7 +30,9 @@ def demo_home(home: Path | None = None, *, reset: bool = False) -> Path:
     None): built the first time, reused after (whatever was tried in it stays), rebuilt from
     scratch with ``reset``. A new throwaway folder per run filled the temp folder, never
     removed."""
-    path = Paths.resolve(home).home / "demo"
+    parent = Paths.resolve(home).home
+    ensure_private_dir(parent)  # the README's promise holds for a home the demo creates too
+    path = parent / "demo"
     if reset and path.exists():
         shutil.rmtree(path)
     if not Paths(path).database.exists():
@@ -37,18 +40,29 @@ def demo_home(home: Path | None = None, *, reset: bool = False) -> Path:
     return path
 
 
+def _copy_private(source: Path, target: Path) -> None:
+    """Copy the bundled files as a home keeps its own: folders 0700, files 0600 (the package's
+    files are world-readable)."""
+    shutil.copytree(source, target, dirs_exist_ok=True)
+    ensure_private_dir(target)
+    for folder, dirs, names in os.walk(target):
+        for name in dirs:
+            ensure_private_dir(Path(folder, name))
+        for name in names:
+            ensure_private_file(Path(folder, name))
+
+
 def build_demo_home(home: Path | None = None) -> Path:
     """Create (or refresh) a demo home and ingest it; returns its path."""
     home = home or Path(tempfile.mkdtemp(prefix="clawback-demo-"))
     paths = Paths(home).ensure()
     data = demo_data()
-    sources = home / "demo-sources"
-    shutil.copytree(data / "claude-code", sources / "claude-code", dirs_exist_ok=True)
-    shutil.copytree(data / "openclaw", sources / "openclaw", dirs_exist_ok=True)
-    shutil.copytree(data / "native", paths.sessions, dirs_exist_ok=True)
+    sources = ensure_private_dir(home / "demo-sources")
+    _copy_private(data / "claude-code", sources / "claude-code")
+    _copy_private(data / "openclaw", sources / "openclaw")
+    _copy_private(data / "native", paths.sessions)
     if not paths.workspace.exists():
-        shutil.copytree(data / "workspace", paths.workspace)
-    ensure_private_dir(sources)
+        _copy_private(data / "workspace", paths.workspace)
     config = Config()
     config.sources.claude_code_path = str(sources / "claude-code")
     config.sources.openclaw_path = str(sources / "openclaw")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from clawback.core import demo as demo_module
 from clawback.core.chat.transcript import Transcript
 from clawback.core.demo import build_demo_home
 from clawback.core.demo.chat import KEY, SESSION_ID
@@ -88,3 +89,16 @@ def test_two_builds_give_the_same_rows(tmp_path: Path) -> None:
     finally:
         for app in opened:
             app.close()
+
+
+def test_the_demo_keeps_its_home_private(tmp_path: Path) -> None:
+    """Issue 22: ``clawback demo`` created the clawback home 0755 (the README promises 0700)
+    and copied the bundled transcripts world-readable."""
+    home = tmp_path / "new-home"
+    demo = demo_module.demo_home(home)
+    assert home.stat().st_mode & 0o777 == 0o700
+    for path in [demo, *demo.rglob("*")]:
+        if path.is_symlink():
+            continue
+        want = 0o700 if path.is_dir() else 0o600
+        assert path.stat().st_mode & 0o777 == want, path
