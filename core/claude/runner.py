@@ -13,7 +13,8 @@ The exceptions live in :mod:`clawback.core.claude.errors`.
 This module must never run the CLI through a shell, never put the prompt on the command line (it
 goes on stdin), never pass ``--bare`` on its own (it would ignore the user's ``claude /login``), and
 never leave a process behind: each call runs in its own process group, which is stopped on every
-way out (after a clean finish, only whatever the CLI left running in it).
+way out (after a clean finish, only whatever the CLI left running in it). The bytes-and-signals
+side of the child process lives in :mod:`clawback.core.claude.process`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import errno
 import json
 import os
 import shutil
-import signal
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,19 +51,26 @@ from clawback.core.claude.events import (
     parse_stream_line,
 )
 from clawback.core.claude.mcp import McpTools
+from clawback.core.claude.process import (
+    MAX_LINE_BYTES,
+    STDERR_TAIL_BYTES,
+    Expired,
+    LineTooLong,
+    ResultSeen,
+    drain_tail,
+    feed_stdin,
+    read_lines,
+    stderr_tail,
+    stop_group,
+    wait_exit,
+)
 from clawback.core.config import ChatConfig
 from clawback.core.paths import Paths, ensure_private_dir
 
 __all__ = ["ClaudeRunner", "TurnResult"]
 
 
-_READ_CHUNK = 1 << 16
 _MAX_GARBAGE_BYTES = 64 * 1024  # non-JSON output tolerated before giving up on the process
-_STDERR_TAIL_BYTES = 4096
-# How long the CLI may linger after its result line, closing stdout and exiting together:
-# the reply is complete by then, so a lingering process only costs the user time.
-_AFTER_RESULT_SECONDS = 1.5
-_MAX_LINE_BYTES = 16 * 1024 * 1024  # a reply line is a few hundred KB; more is not claude's JSON
 _MAX_ARG_BYTES = 100_000  # Linux refuses a single argument over 128 KiB; use a file above this
 # Every call runs contained: no transcript under ~/.claude/projects, none of the user's MCP
 # servers (only what the call passes), none of the user's hooks (a clawback hook inside Claude
@@ -117,66 +124,6 @@ class TurnResult:
 
 
 # --------------------------------------------------------------------------------------- runner
-
-
-class _Expired(Exception):
-    """Our own deadline passed (kept apart from the caller's cancellation)."""
-
-
-class _LineTooLong(Exception):
-    """stdout held more than ``_MAX_LINE_BYTES`` without a newline."""
-
-    def __init__(self, start: bytes) -> None:
-        super().__init__("line too long")
-        self.start = start
-
-
-class _Flag:
-    """Set once the result line has come, so the reader stops waiting on a lingering process.
-
-    ``deadline`` is when the process must have closed stdout *and* exited: one grace period
-    for both, not one each.
-    """
-
-    def __init__(self) -> None:
-        self._set = False
-        self.deadline: float | None = None
-
-    def set(self) -> None:
-        if not self._set:
-            self._set = True
-            self.deadline = asyncio.get_running_loop().time() + _AFTER_RESULT_SECONDS
-
-    def __bool__(self) -> bool:
-        return self._set
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
-async def _feed_stdin(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
-    if stdin is None:
-        return
-    try:
-        stdin.write(data)
-        await stdin.drain()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the process died early; its exit status tells the story
-    finally:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-            stdin.close()
-
-
-async def _drain_tail(stream: asyncio.StreamReader | None, keep: int) -> bytes:
-    """Read a stream to its end (so the pipe never fills), keeping only its last bytes."""
-    if stream is None:
-        return b""
-    tail = b""
-    while chunk := await stream.read(_READ_CHUNK):
-        tail = (tail + chunk)[-keep:]
-    return tail
 
 
 class ClaudeRunner:
@@ -357,17 +304,17 @@ class ClaudeRunner:
         self, proc: asyncio.subprocess.Process, prompt: str, deadline: float | None
     ) -> AsyncGenerator[Event, None]:
         """Read one running process to its end; stop its process group on every way out."""
-        stdin_task = asyncio.ensure_future(_feed_stdin(proc.stdin, prompt.encode("utf-8")))
-        stderr_task = asyncio.ensure_future(_drain_tail(proc.stderr, _STDERR_TAIL_BYTES))
+        stdin_task = asyncio.ensure_future(feed_stdin(proc.stdin, prompt.encode("utf-8")))
+        stderr_task = asyncio.ensure_future(drain_tail(proc.stderr, STDERR_TAIL_BYTES))
         streamed: list[str] = []
         saw_delta = False
         result: Result | None = None
-        done = _Flag()
+        done = ResultSeen()
         first_garbage: str | None = None
         garbage_bytes = 0
         clean = cancelled = False
         try:
-            async with contextlib.aclosing(self._lines(proc, deadline, done)) as lines:
+            async with contextlib.aclosing(read_lines(proc, deadline, done)) as lines:
                 async for line in lines:
                     try:
                         event = parse_stream_line(line)
@@ -392,7 +339,7 @@ class ClaudeRunner:
                         if result.is_error:
                             continue  # raised below, once the process has ended
                     yield event
-            returncode = await self._wait(proc, deadline, done)
+            returncode = await wait_exit(proc, deadline, done)
             partial = "".join(streamed)
             if result is not None:
                 if result.is_error:
@@ -401,21 +348,21 @@ class ClaudeRunner:
                 return
             if first_garbage is not None:
                 raise ClaudeBadOutput(first_garbage, partial_text=partial, returncode=returncode)
-            stderr = await self._stderr(stderr_task)
+            stderr = await stderr_tail(stderr_task)
             raise ClaudeKilled(returncode, stderr, partial_text=partial)
-        except _Expired:
+        except Expired:
             raise ClaudeTimeout(self.timeout or 0.0, partial_text="".join(streamed)) from None
-        except _LineTooLong as exc:
+        except LineTooLong as exc:
             shown = exc.start.decode("utf-8", errors="replace")
             raise ClaudeBadOutput(
-                f"a line of over {_MAX_LINE_BYTES // 1048576} MB without a newline: {shown}",
+                f"a line of over {MAX_LINE_BYTES // 1048576} MB without a newline: {shown}",
                 partial_text="".join(streamed),
             ) from None
         except asyncio.CancelledError:
             cancelled = True
             raise ClaudeCancelled(partial_text="".join(streamed)) from None
         finally:
-            interrupted = await self._stop(proc, clean)
+            interrupted = await stop_group(proc, clean, self.kill_grace)
             for task in (stdin_task, stderr_task):
                 task.cancel()
             try:
@@ -425,95 +372,6 @@ class ClaudeRunner:
             if interrupted and not cancelled:
                 # cancelled while stopping the process: report that, not what came before
                 raise ClaudeCancelled(partial_text="".join(streamed))
-
-    async def _lines(
-        self,
-        proc: asyncio.subprocess.Process,
-        deadline: float | None,
-        finished: _Flag,
-    ) -> AsyncGenerator[str, None]:
-        """Split stdout into lines, honouring the deadline.
-
-        A line may be long, but not endless: past ``_MAX_LINE_BYTES`` without a newline the
-        call fails at once (each chunk is searched for a newline once, so this is linear).
-        Once the result line has come, the process gets a moment to close stdout; after that
-        the reading stops without an error.
-        """
-        assert proc.stdout is not None
-        buffer = bytearray()
-        while True:
-            when = deadline
-            if finished.deadline is not None:
-                when = finished.deadline if when is None else min(when, finished.deadline)
-            try:
-                async with asyncio.timeout_at(when):
-                    chunk = await proc.stdout.read(_READ_CHUNK)
-            except TimeoutError:
-                if finished:
-                    return
-                raise _Expired from None
-            if not chunk:
-                break
-            if b"\n" not in chunk:  # the common case of a long line: no re-splitting
-                buffer += chunk
-                if len(buffer) > _MAX_LINE_BYTES:
-                    raise _LineTooLong(bytes(buffer[:200]))
-                continue
-            *lines, rest = (bytes(buffer) + chunk).split(b"\n")
-            buffer = bytearray(rest)
-            for raw in lines:
-                yield raw.decode("utf-8", errors="replace")
-        if buffer.strip():
-            yield buffer.decode("utf-8", errors="replace")
-
-    async def _wait(
-        self, proc: asyncio.subprocess.Process, deadline: float | None, finished: _Flag
-    ) -> int | None:
-        """Wait for the exit status; a finished call only gets what is left of its grace."""
-        when = deadline
-        if finished.deadline is not None:
-            when = finished.deadline if when is None else min(when, finished.deadline)
-        try:
-            async with asyncio.timeout_at(when):
-                return await proc.wait()
-        except TimeoutError:
-            if finished:
-                return None
-            raise _Expired from None
-
-    async def _stderr(self, task: asyncio.Future[bytes]) -> str:
-        try:
-            async with asyncio.timeout(1.0):
-                tail = await asyncio.shield(task)
-        except TimeoutError:
-            return ""
-        return tail.decode("utf-8", errors="replace")
-
-    async def _stop(self, proc: asyncio.subprocess.Process, clean: bool) -> bool:
-        """Stop the whole process group: SIGTERM, then SIGKILL after the grace period.
-
-        After a clean finish the CLI has exited; anything it left in its group gets SIGTERM.
-        A cancellation that arrives meanwhile only cuts the grace period short (asyncio's child
-        watcher still reaps the process); it is reported by returning True.
-        """
-        interrupted = False
-        if proc.returncode is None:
-            _signal_group(proc.pid, signal.SIGTERM)
-            try:
-                async with asyncio.timeout(self.kill_grace):
-                    await proc.wait()
-            except TimeoutError:
-                pass
-            except asyncio.CancelledError:
-                interrupted = True
-            if proc.returncode is None:
-                _signal_group(proc.pid, signal.SIGKILL)
-                try:
-                    await proc.wait()
-                except asyncio.CancelledError:
-                    interrupted = True
-        _signal_group(proc.pid, signal.SIGTERM if clean else signal.SIGKILL)
-        return interrupted
 
     async def run(
         self,
@@ -567,7 +425,7 @@ class ClaudeRunner:
         except TimeoutError:
             raise ClaudeTimeout(30) from None
         finally:
-            await self._stop(proc, clean=proc.returncode == 0)
+            await stop_group(proc, proc.returncode == 0, self.kill_grace)
         if proc.returncode != 0:
             raise ClaudeKilled(proc.returncode, err.decode("utf-8", errors="replace"))
         return out.decode("utf-8", errors="replace").strip()

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clawback.core.claude import runner as runner_module
+from clawback.core.claude import process as process_module
 from clawback.core.claude.errors import (
     ClaudeAPIError,
     ClaudeAuthError,
@@ -447,14 +447,14 @@ async def test_a_second_cancel_cuts_the_grace_short(
 ) -> None:
     fake_claude.mode("hang").set_env("FAKE_CLAUDE_IGNORE_SIGTERM", "1")
     terminated = asyncio.Event()
-    signal_group = runner_module._signal_group
+    signal_group = process_module.signal_group
 
     def spy(pid: int, sig: signal.Signals) -> None:
         signal_group(pid, sig)
         if sig == signal.SIGTERM:
             terminated.set()
 
-    monkeypatch.setattr(runner_module, "_signal_group", spy)
+    monkeypatch.setattr(process_module, "signal_group", spy)
     runner = fake_claude.runner(kill_grace=5.0)
     task = asyncio.create_task(runner.run("hi", system_prompt=SYSTEM))
     await until(fake_claude.calls, "claude to start")

@@ -1,173 +1,46 @@
-"""The knowledge facts table: adding, editing and superseding facts, and recalling them.
+"""The knowledge facts table: reading, adding, editing and superseding facts.
 
 Facts come from the librarian (one extraction per conversation), from knowledge extraction after
 a compaction, and from people (``clawback facts edit|supersede``). They feed the ``<knowledge>``
-part of the recalled context through :func:`facts_for_recall`. What a new fact does is decided
-by :mod:`clawback.core.memory.facts.rules` (``docs/facts.md``).
+part of the recalled context through :mod:`.recall`. What a new fact does is decided by
+:mod:`.decide` with the rules of :mod:`.rules` (``docs/facts.md``).
 
 This module must never delete a fact, never store text that has not been through
-:func:`mask_secrets`, and never let ``facts_fts`` (an external-content FTS5 table) drift from
-``facts``: every write removes the old row's tokens with FTS5's ``'delete'`` command before the
-new ones go in.
+:func:`.records.clean_text` (secrets masked), and never let ``facts_fts`` (an external-content
+FTS5 table) drift from ``facts``: every write removes the old row's tokens with FTS5's
+``'delete'`` command before the new ones go in.
 """
 
 from __future__ import annotations
 
 import builtins
-import functools
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from clawback.core.chat.recall import Fact as RecallFact
-from clawback.core.chat.recall import FactsProvider
 from clawback.core.db import write_transaction
 from clawback.core.errors import NotFoundError, UsageError
-from clawback.core.memory.facts.rules import (
-    CONTRADICTION_OVERLAP,
-    COVER,
-    FACT_TYPES,
-    SIMILAR,
-    SWAP_MAX,
-    Action,
-    Comparison,
-    Tokens,
-    compare,
-    compare_tokens,
-    jaccard,
-    recall_words,
-    tokenize,
+from clawback.core.memory.facts.decide import decide
+from clawback.core.memory.facts.records import (
+    COLUMNS,
+    Decision,
+    Fact,
+    FactChange,
+    NewFact,
+    check_type,
+    clean_text,
+    fact_from_row,
 )
+from clawback.core.memory.facts.rules import Action, recall_words
 from clawback.core.search.query import build_match, score_from_rank
-from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import now_ts
 
 if TYPE_CHECKING:  # annotations only: recall in a Claude Code hook must not pay ~90 ms for it
     import sqlite_utils
 
-__all__ = [
-    "CONTRADICTION_OVERLAP",
-    "COVER",
-    "FACT_TYPES",
-    "SIMILAR",
-    "SWAP_MAX",
-    "Action",
-    "Comparison",
-    "Decision",
-    "Fact",
-    "FactChange",
-    "FactStore",
-    "NewFact",
-    "compare",
-    "facts_for_recall",
-    "facts_provider",
-    "tokenize",
-]
-
 RECALL_LIMIT = 8
 _RECALL_TERMS = 32  # most query words sent to FTS5 for recall
-
-
-# ------------------------------------------------------------------------------------- records
-
-
-@dataclass
-class Fact:
-    id: int
-    type: str
-    content: str
-    context: str | None
-    session_id: str | None
-    message_id: str | None
-    conversation_id: int | None
-    created_at: str
-    updated_at: str
-    superseded_by: int | None
-    edited: bool
-    source_ts: str | None
-
-    @property
-    def active(self) -> bool:
-        return self.superseded_by is None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-_COLUMNS = (
-    "id, type, content, context, session_id, message_id, conversation_id, created_at, "
-    "updated_at, superseded_by, edited, source_ts"
-)
-
-
-def _fact(row: Sequence[Any]) -> Fact:
-    fact = Fact(*row)
-    fact.edited = bool(fact.edited)
-    return fact
-
-
-@dataclass(frozen=True)
-class NewFact:
-    """A fact to store; where it came from travels with it."""
-
-    type: str
-    content: str
-    context: str = ""
-    session_id: str | None = None
-    message_id: str | None = None
-    conversation_id: int | None = None
-    source_ts: str | None = None
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What the update rules make of a new fact; ``match`` is the existing fact it concerns."""
-
-    action: Action
-    match: Fact | None = None
-    comparison: Comparison | None = None
-
-    @property
-    def reason(self) -> str:
-        return self.comparison.reason if self.comparison else "no similar fact"
-
-
-@dataclass(frozen=True)
-class FactChange:
-    """One applied decision. ``fact_id`` is the fact now holding the knowledge (the new one
-    for ADD and SUPERSEDE, the updated or already-known one for UPDATE and NONE);
-    ``previous_id`` the superseded fact, for SUPERSEDE."""
-
-    action: Action
-    fact_id: int
-    previous_id: int | None = None
-    reason: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "action": self.action.value,
-            "fact_id": self.fact_id,
-            "previous_id": self.previous_id,
-            "reason": self.reason,
-        }
-
-
-def _clean(text: str | None) -> str:
-    """Masked, on one line, trimmed: what gets stored and indexed."""
-    return " ".join(mask_secrets(text or "").split())
-
-
-def _same_source(fact: Fact, new: NewFact) -> bool:
-    """Both were drawn from the same message (facts without a message never match)."""
-    return fact.message_id is not None and fact.message_id == new.message_id
-
-
-def _check_type(kind: str) -> str:
-    if kind not in FACT_TYPES:
-        raise UsageError(f"unknown fact type {kind!r} (use {', '.join(FACT_TYPES)})")
-    return kind
 
 
 # --------------------------------------------------------------------------------------- store
@@ -195,10 +68,10 @@ class FactStore:
     # -- reads ------------------------------------------------------------------------------
 
     def get(self, fact_id: int) -> Fact:
-        row = self.db.execute(f"SELECT {_COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        row = self.db.execute(f"SELECT {COLUMNS} FROM facts WHERE id = ?", (fact_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no fact {fact_id} (see `clawback facts --all`)")
-        return _fact(row)
+        return fact_from_row(row)
 
     def list(
         self,
@@ -214,7 +87,7 @@ class FactStore:
         params: list[Any] = []
         if type:
             clauses.append("type = ?")
-            params.append(_check_type(type))
+            params.append(check_type(type))
         if not include_superseded:
             clauses.append("superseded_by IS NULL")
         if session_id is not None:
@@ -225,10 +98,10 @@ class FactStore:
             params.append(conversation_id)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM facts {where} ORDER BY updated_at DESC, id DESC LIMIT ?",
+            f"SELECT {COLUMNS} FROM facts {where} ORDER BY updated_at DESC, id DESC LIMIT ?",
             [*params, -1 if limit is None else limit],
         ).fetchall()
-        return [_fact(row) for row in rows]
+        return [fact_from_row(row) for row in rows]
 
     def count(self, *, include_superseded: bool = False) -> int:
         where = "" if include_superseded else " WHERE superseded_by IS NULL"
@@ -271,10 +144,10 @@ class FactStore:
         params: builtins.list[Any] = [match]
         if type:
             clauses.append("f.type = ?")
-            params.append(_check_type(type))
+            params.append(check_type(type))
         if not include_superseded:
             clauses.append("f.superseded_by IS NULL")
-        columns = ", ".join(f"f.{c.strip()}" for c in _COLUMNS.split(","))
+        columns = ", ".join(f"f.{c.strip()}" for c in COLUMNS.split(","))
         try:
             rows = self.db.execute(
                 f"""SELECT {columns}, bm25(facts_fts, 1.0, 0.4) AS rank
@@ -285,76 +158,18 @@ class FactStore:
             ).fetchall()
         except sqlite3.OperationalError:
             return []  # an expression this table cannot run (a CJK column filter) finds nothing
-        return [(_fact(row[:-1]), float(row[-1])) for row in rows]
+        return [(fact_from_row(row[:-1]), float(row[-1])) for row in rows]
 
     # -- the update rules -------------------------------------------------------------------
 
     def decide(self, new: NewFact) -> Decision:
-        """Which rule applies to ``new`` (nothing is written)."""
-        incoming = tokenize(_clean(new.content))
-        rows = self.db.execute(
-            f"SELECT {_COLUMNS} FROM facts WHERE superseded_by IS NULL AND type = ?",
-            (new.type,),
-        ).fetchall()
-        scored: list[tuple[float, int, Fact, Tokens]] = []
-        for row in rows:
-            fact = _fact(row)
-            tokens = tokenize(fact.content)
-            scored.append((jaccard(tokens.all, incoming.all), fact.id, fact, tokens))
-        scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
-        for _score, _id, fact, tokens in scored:
-            comparison = compare_tokens(tokens, incoming)
-            if comparison.action is Action.ADD:
-                continue
-            if fact.edited and _same_source(fact, new) and comparison.action is not Action.NONE:
-                corrected = replace(comparison, action=Action.NONE, reason="corrected by hand")
-                return Decision(Action.NONE, fact, corrected)
-            if comparison.action is Action.SUPERSEDE and fact.edited:
-                # Extraction never contradicts a person: their edit stands until they change it.
-                kept = replace(comparison, action=Action.NONE, reason="a person's edit stands")
-                return Decision(Action.NONE, fact, kept)
-            if comparison.action is Action.UPDATE and fact.edited:
-                # A person's wording is never rewritten by a machine: keep both.
-                return Decision(Action.ADD, fact, comparison)
-            return Decision(comparison.action, fact, comparison)
-        removed = self._replaced_by_hand(new.type, incoming)
-        if removed is not None:
-            return removed
-        if incoming.all:
-            for row in self.db.execute(
-                f"SELECT {_COLUMNS} FROM facts WHERE superseded_by IS NULL AND type != ?",
-                (new.type,),
-            ):
-                fact = _fact(row)
-                tokens = tokenize(fact.content)
-                if tokens.all == incoming.all and tokens.negated == incoming.negated:
-                    comparison = Comparison(Action.NONE, 1.0, 1.0, 1.0, "known under another type")
-                    return Decision(Action.NONE, fact, comparison)
-        return Decision(Action.ADD)
-
-    def _replaced_by_hand(self, kind: str, incoming: Tokens) -> Decision | None:
-        """NONE when ``incoming`` says again what a person replaced (``facts supersede``):
-        extraction never re-adds knowledge a person took out."""
-        for row in self.db.execute(
-            f"""SELECT {", ".join(f"old.{c.strip()}" for c in _COLUMNS.split(","))}
-                FROM facts old JOIN facts new ON new.id = old.superseded_by
-                WHERE old.type = ? AND new.edited = 1 ORDER BY old.id DESC""",
-            (kind,),
-        ):
-            fact = _fact(row)
-            comparison = compare_tokens(tokenize(fact.content), incoming)
-            if comparison.action in (Action.NONE, Action.UPDATE):
-                return Decision(
-                    Action.NONE,
-                    fact,
-                    replace(comparison, action=Action.NONE, reason="removed by hand"),
-                )
-        return None
+        """Which rule applies to ``new`` (nothing is written); see :mod:`.decide`."""
+        return decide(self.db, new)
 
     def add(self, new: NewFact) -> FactChange:
         """Store ``new`` by the update rules: ADD, UPDATE, SUPERSEDE or NONE."""
-        _check_type(new.type)
-        if not _clean(new.content):
+        check_type(new.type)
+        if not clean_text(new.content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             decision = self.decide(new)
@@ -384,7 +199,7 @@ class FactStore:
         A superseded fact is history (what was true before): correcting it would change the
         record, not the knowledge, so it is refused; edit the fact that replaced it.
         """
-        if not _clean(content):
+        if not clean_text(content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             fact = self.get(fact_id)
@@ -419,7 +234,7 @@ class FactStore:
 
         Returns the new fact. By default it counts as written by a person (``edited``).
         """
-        if not _clean(content):
+        if not clean_text(content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             old = self.get(fact_id)
@@ -450,13 +265,13 @@ class FactStore:
 
     def _insert(self, conn: sqlite3.Connection, new: NewFact, *, edited: bool) -> int:
         now = now_ts()
-        content, context = _clean(new.content), _clean(new.context) or None
+        content, context = clean_text(new.content), clean_text(new.context) or None
         cursor = conn.execute(
             """INSERT INTO facts (type, content, context, session_id, message_id,
                    conversation_id, created_at, updated_at, edited, source_ts)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
-                _check_type(new.type),
+                check_type(new.type),
                 content,
                 context,
                 new.session_id,
@@ -477,8 +292,8 @@ class FactStore:
 
     def _rewrite(self, conn: sqlite3.Connection, old: Fact, new: NewFact, *, edited: bool) -> None:
         """Replace a fact's text in place (UPDATE rule or a hand edit); provenance follows it."""
-        content = _clean(new.content)
-        context = _clean(new.context) or old.context
+        content = clean_text(new.content)
+        context = clean_text(new.context) or old.context
         conn.execute(
             "INSERT INTO facts_fts (facts_fts, rowid, content, context) VALUES ('delete', ?, ?, ?)",
             (old.id, old.content, old.context),
@@ -511,27 +326,3 @@ class FactStore:
             "UPDATE facts SET superseded_by = ?, updated_at = ? WHERE id = ?",
             (new_id, now_ts(), old_id),
         )
-
-
-# -------------------------------------------------------------------------------------- recall
-
-
-def facts_for_recall(
-    db: sqlite_utils.Database, query: str, limit: int = RECALL_LIMIT
-) -> list[RecallFact]:
-    """Active facts relevant to ``query``, best first, as recall's ``<knowledge>`` lines."""
-    return [
-        RecallFact(text=_recall_text(fact), score=score, kind=fact.type, id=fact.id)
-        for fact, score in FactStore(db).for_recall(query, limit)
-    ]
-
-
-def facts_provider(db: sqlite_utils.Database) -> FactsProvider:
-    """:func:`facts_for_recall` bound to ``db``: the ``facts_provider`` recall takes."""
-    return functools.partial(facts_for_recall, db)
-
-
-def _recall_text(fact: Fact) -> str:
-    """``content (context; 2026-11-20)``: the date says how old the knowledge is."""
-    extra = [part for part in (fact.context, (fact.source_ts or fact.created_at)[:10]) if part]
-    return fact.content + (f" ({'; '.join(extra)})" if extra else "")
