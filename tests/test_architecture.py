@@ -28,3 +28,19 @@ def test_no_top_level_core_or_tui_package(tmp_path) -> None:  # type: ignore[no-
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert out.stdout.split() == ["True", "True", "True", "True"]
+
+
+def test_every_package_folder_is_listed_for_the_wheel() -> None:
+    """A folder the editable install finds but ``packages`` omits is missing from a real
+    install (``pip install .``): every package folder under the card's folders is listed."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    for name, folder in config["package-dir"].items():
+        for init in (root / folder).rglob("__init__.py"):
+            relative = init.parent.relative_to(root / folder).parts
+            package = ".".join((name, *relative))
+            assert package in listed, f"{package} ({init.parent}) is not in pyproject's packages"
