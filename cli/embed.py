@@ -81,7 +81,9 @@ def embed(
             f"semantic search needs {exc.name}: pip install 'clawback[embeddings]'"
         ) from None
     embedder = load_embedder(model or settings.model, threads=threads or max(1, settings.threads))
-    store = VectorStore.open(home.paths.vectors)
+    store = VectorStore.open(home.paths.vectors, replace_damaged=True)
+    if store.replaced:
+        err.print(f"[yellow]{store.replaced}.[/]")
     progress, close = _bar(not as_json)
     stats: Any = None
     try:

@@ -79,3 +79,13 @@ async def until(condition: Callable[[], object], what: str, timeout: float = 10.
     while not condition():
         assert time.monotonic() < deadline, f"gave up after {timeout:g} s waiting for {what}"
         await asyncio.sleep(0.01)
+
+
+def corrupt_pages(database: Path, first_page: int = 2) -> None:
+    """Overwrite every page of an SQLite file from ``first_page`` on with garbage, as a torn
+    disk would: the header (page 1) still opens, any read of the tables fails as malformed."""
+    size = database.stat().st_size
+    page = int.from_bytes(database.read_bytes()[16:18], "big") or 65536
+    with database.open("r+b") as file:
+        file.seek((first_page - 1) * page)
+        file.write(bytes([0xDE, 0xAD, 0xBE, 0xEF]) * ((size - (first_page - 1) * page) // 4))

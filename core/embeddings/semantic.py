@@ -19,7 +19,12 @@ from clawback.core.embeddings.embedder import (
     EmbeddingsUnavailable,
     load_embedder,
 )
-from clawback.core.embeddings.store import StoreMismatch, VectorIndex, VectorStore
+from clawback.core.embeddings.store import (
+    StoreDamaged,
+    StoreMismatch,
+    VectorIndex,
+    VectorStore,
+)
 
 QUERY_CACHE = 64
 REFRESH_SECONDS = 2.0  # new vectors from a background worker show up this often
@@ -83,8 +88,12 @@ def open_semantic(
     """
     if setting.strip().lower() == OFF or not store_path.exists():
         return None, None
-    store = VectorStore.open(store_path)
-    if store.count() == 0:
+    try:
+        store = VectorStore.open(store_path)
+        empty = store.count() == 0
+    except StoreDamaged as exc:  # set aside already: keywords until `clawback embed`
+        return None, f"{exc}; showing keyword results"
+    if empty:
         store.close()
         return None, None
     try:
@@ -120,4 +129,8 @@ class DeferredIndex:
                 self._why = why or "nothing is embedded yet (run `clawback embed`)"
             if self._index is None:
                 raise EmbeddingsUnavailable(self._why.removesuffix("; showing keyword results"))
-        return self._index.nearest(query, limit)
+        try:
+            return self._index.nearest(query, limit)
+        except StoreDamaged:  # set aside: the next query opens whatever is there then
+            self._index = None
+            raise

@@ -17,15 +17,19 @@ the index cannot rebuild.
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 from clawback.core.db import BUSY_TIMEOUT_MS
 from clawback.core.embeddings.embedder import EmbeddingsUnavailable
 from clawback.core.embeddings.follow import BUMP_GENERATION
+from clawback.core.faults import is_damaged, set_aside
 from clawback.core.paths import ensure_private_file
 
 _SCHEMA = """
@@ -44,25 +48,94 @@ class StoreMismatch(EmbeddingsUnavailable):
     """The store holds vectors of another model than the one asked for."""
 
 
+class StoreDamaged(EmbeddingsUnavailable):
+    """The store file is damaged and has been set aside; the message says where to."""
+
+
+_Args = ParamSpec("_Args")
+_Result = TypeVar("_Result")
+
+
+def _sets_aside_when_damaged(
+    method: Callable[Concatenate[VectorStore, _Args], _Result],
+) -> Callable[Concatenate[VectorStore, _Args], _Result]:
+    """Damage found while reading or writing sets the file aside and raises
+    :class:`StoreDamaged`, which search turns into a keyword fallback with its one line."""
+
+    @functools.wraps(method)
+    def guarded(store: VectorStore, *args: _Args.args, **kwargs: _Args.kwargs) -> _Result:
+        try:
+            return method(store, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise
+            raise store.set_aside(exc) from None
+
+    return guarded
+
+
 @dataclass
 class VectorStore:
     """The store file, open for reading or writing; one process writes (see the worker lock)."""
 
     path: Path
     conn: sqlite3.Connection = field(repr=False)
+    inode: int = 0  # the file this connection opened: another process may have replaced it
+    replaced: str | None = None  # the notice when a damaged file was set aside at opening
 
     @classmethod
-    def open(cls, path: Path) -> VectorStore:
+    def open(cls, path: Path, *, replace_damaged: bool = False) -> VectorStore:
+        """Open (creating) the store at ``path``.
+
+        Damage found on opening sets the file aside: a writer (``replace_damaged``: embed,
+        the background embedder) checks the whole file first and goes on with a fresh store,
+        saying so in :attr:`replaced`; a reader gets :class:`StoreDamaged`.
+        """
         path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return cls._open(path, check=replace_damaged)
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise
+            notice = str(_set_aside_notice(path, exc))
+        if not replace_damaged:
+            raise StoreDamaged(notice)
+        store = cls._open(path, check=False)
+        store.replaced = f"{notice}; embedding into a fresh store"
+        return store
+
+    @classmethod
+    def _open(cls, path: Path, *, check: bool) -> VectorStore:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-        conn.isolation_level = None
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.executescript(_SCHEMA)
+        try:
+            conn.isolation_level = None
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.executescript(_SCHEMA)
+            if check:
+                found = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+                if found != ["ok"]:
+                    problem = found[0].splitlines()[0]
+                    raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
+        except BaseException:
+            conn.close()
+            raise
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
-        return cls(path, conn)
+        return cls(path, conn, inode=os.stat(path).st_ino)
+
+    def set_aside(self, exc: sqlite3.DatabaseError) -> StoreDamaged:
+        """Close, and set the file aside unless another process already replaced it."""
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.close()
+        try:
+            same = os.stat(self.path).st_ino == self.inode
+        except FileNotFoundError:
+            same = False
+        if not same:
+            return StoreDamaged(f"the vector store was damaged ({exc}) and has been replaced")
+        return _set_aside_notice(self.path, exc)
 
     def close(self) -> None:
         """Close, folding the write-ahead log back into the file when no reader holds it."""
@@ -72,17 +145,20 @@ class VectorStore:
 
     # -- what the vectors are ------------------------------------------------------------------
 
+    @_sets_aside_when_damaged
     def meta(self) -> tuple[str | None, int | None]:
         """The model name and dimension the stored vectors were made with (``None``: empty)."""
         rows = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
         dim = rows.get("dim")
         return rows.get("model"), int(dim) if dim else None
 
+    @_sets_aside_when_damaged
     def generation(self) -> int:
         """Bumped whenever vectors are removed, so readers know to reload instead of extend."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row else 0
 
+    @_sets_aside_when_damaged
     def claim(self, model: str, dim: int) -> bool:
         """Make the store hold ``model``'s vectors; ``True`` when it was emptied to do so."""
         self.conn.execute("BEGIN IMMEDIATE")
@@ -102,6 +178,7 @@ class VectorStore:
         self.conn.execute("COMMIT")
         return wiped
 
+    @_sets_aside_when_damaged
     def check(self, model: str, dim: int) -> None:
         """Raise :class:`StoreMismatch` unless the vectors are ``model``'s (or there are none)."""
         current = self.meta()
@@ -110,6 +187,7 @@ class VectorStore:
 
     # -- writing -------------------------------------------------------------------------------
 
+    @_sets_aside_when_damaged
     def add(self, chunks: Sequence[int], hashes: Sequence[int], vectors: np.ndarray) -> None:
         """Store one batch in one transaction: all of it survives a kill, or none of it."""
         half = np.asarray(vectors, dtype=np.float16)
@@ -126,6 +204,7 @@ class VectorStore:
             raise
         self.conn.execute("COMMIT")
 
+    @_sets_aside_when_damaged
     def clear(self) -> None:
         """Forget every vector (``clawback embed --rebuild``); the model is claimed anew."""
         self.conn.execute("BEGIN IMMEDIATE")
@@ -138,6 +217,7 @@ class VectorStore:
             raise
         self.conn.execute("COMMIT")
 
+    @_sets_aside_when_damaged
     def remove(self, chunks: Iterable[int]) -> int:
         """Forget vectors (chunks that are gone or changed); returns how many went."""
         doomed = [(int(c),) for c in chunks]
@@ -161,6 +241,7 @@ class VectorStore:
 
     # -- reading -------------------------------------------------------------------------------
 
+    @_sets_aside_when_damaged
     def known(self, hashes: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors for any of ``hashes`` (text embedded before, under any chunk id)."""
         if not hashes:
@@ -176,13 +257,16 @@ class VectorStore:
             if dim and len(vec) == 2 * dim
         }
 
+    @_sets_aside_when_damaged
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
 
+    @_sets_aside_when_damaged
     def hashes(self) -> dict[int, int]:
         """Every stored chunk and the hash of its text (to find what is missing or stale)."""
         return dict(self.conn.execute("SELECT chunk, hash FROM vectors").fetchall())
 
+    @_sets_aside_when_damaged
     def rows_after(self, seq: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """Chunks, hashes and float32 vectors stored after ``seq``, and the last seq read."""
         rows = self.conn.execute(
@@ -195,6 +279,14 @@ class VectorStore:
         hashes = np.fromiter((r[2] for r in rows), np.int64, len(rows))
         vectors = np.frombuffer(b"".join(r[3] for r in rows), np.float16).reshape(-1, dim)
         return chunks, hashes, vectors.astype(np.float32), int(rows[-1][0])
+
+
+def _set_aside_notice(path: Path, exc: sqlite3.DatabaseError) -> StoreDamaged:
+    moved = set_aside(path)
+    return StoreDamaged(
+        f"the vector store was damaged ({exc}) and was set aside as {moved.name}"
+        " (`clawback embed` makes a fresh one)"
+    )
 
 
 class VectorIndex:

@@ -12,7 +12,7 @@ from clawback.cli.main import cli
 from clawback.core.errors import ClawbackError
 from click.testing import CliRunner, Result
 
-from ..helpers import cc_assistant, cc_user, write_lines
+from ..helpers import cc_assistant, cc_user, corrupt_pages, write_lines
 
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
@@ -134,3 +134,29 @@ def test_health_counts_only_vectors_that_serve_their_text(home: Path) -> None:
     coverage = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
     assert (coverage["vectors"], coverage["total"]) == (1, 2)
     assert "1 of 2 chunks (50%)" in invoke(home, "health").stdout
+
+
+def test_a_damaged_store_is_set_aside_and_search_falls_back_to_keywords(home: Path) -> None:
+    assert invoke(home, "embed").exit_code == 0
+    corrupt_pages(home / "embeddings.db")
+    first = invoke(home, "search", "tangerine", "--mode", "hybrid", "--json")
+    assert {h["found_by"] for h in hits(first)} == {"keyword"}
+    assert first.stderr.count("\n") == 1 and "damaged" in first.stderr
+    assert "set aside as embeddings.db.damaged-" in first.stderr
+    assert not (home / "embeddings.db").exists()
+    assert [p.name.split("-")[0] for p in home.glob("embeddings.db.damaged-*")] == [
+        "embeddings.db.damaged"
+    ]
+    again = invoke(home, "search", "tangerine", "--json")  # the notice was given once
+    assert {h["found_by"] for h in hits(again)} == {"keyword"} and "damaged" not in again.stderr
+
+
+@pytest.mark.parametrize("args", [(), ("--rebuild",)])
+def test_embed_on_a_damaged_store_starts_a_fresh_one(home: Path, args: tuple[str, ...]) -> None:
+    assert invoke(home, "embed").exit_code == 0
+    corrupt_pages(home / "embeddings.db")
+    result = invoke(home, "embed", *args)
+    assert result.exit_code == 0, result.output
+    assert "set aside" in result.stderr and "fresh store" in result.stderr
+    semantic = hits(invoke(home, "search", "checklist launch", "--mode", "semantic", "--json"))
+    assert semantic and {h["found_by"] for h in semantic} == {"semantic"}

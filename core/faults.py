@@ -1,0 +1,121 @@
+"""What a failing SQLite file means for a person, and setting a damaged file aside.
+
+Both of clawback's databases are indexes that can be rebuilt (the index from the transcripts,
+the vector store from the index), so the right answer to damage is to move the file out of the
+way and rebuild, never to stop every command; and the right answer to a full disk, a read-only
+home or another process holding the lock is one line that names that cause, not SQLite's
+"disk I/O error" or "unable to open database file". :func:`explain` turns an error into that
+line, :func:`is_damaged` says whether a file must be set aside, :func:`set_aside` does it.
+
+This module never deletes anything: a damaged file is renamed beside itself, where a person
+(or ``reindex``, for what only a person wrote) can still read what is left of it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+__all__ = ["explain", "is_damaged", "is_read_only", "set_aside"]
+
+_CORRUPT, _NOTADB = 11, 26
+_READONLY, _CANTOPEN = 8, 14
+_FULL, _IOERR = 13, 10
+_BUSY, _LOCKED = 5, 6
+_LOW_SPACE = 1024 * 1024  # less free than this: a write that failed failed for want of room
+_SIDE_FILES = ("-wal", "-shm")
+
+
+def _code(exc: BaseException) -> int:
+    """SQLite's primary result code of ``exc`` (0 when it carries none)."""
+    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` says the file's contents are broken (not locked, full or unreadable)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    if _code(exc) in (_CORRUPT, _NOTADB):
+        return True
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def is_read_only(folder: Path) -> bool:
+    """Whether nothing can be written in ``folder`` (a read-only mount, or no permission)."""
+    probe = folder / f".clawback-write-probe-{os.getpid()}"
+    try:
+        probe.touch()
+    except OSError as exc:
+        return exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    probe.unlink(missing_ok=True)
+    return False
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < _LOW_SPACE
+    except OSError:
+        return False
+
+
+def explain(exc: BaseException, path: Path | None = None) -> str:
+    """One line for the person: what went wrong with the database at ``path``, and what to do.
+
+    Read-only homes, full disks, damage and another process's lock each get their own line;
+    anything else keeps SQLite's own words.
+    """
+    name = str(path) if path is not None else "the index"
+    folder = path.parent if path is not None else None
+    code = _code(exc)
+    text = " ".join(str(exc).split())
+    if is_damaged(exc):
+        return (
+            f"{name} is damaged ({text}). Run `clawback reindex`: it sets the file aside and"
+            " rebuilds the index from the transcripts, keeping labels and edited facts it can"
+            " still read."
+        )
+    if code == _FULL or (folder is not None and code == _IOERR and _disk_full(folder)):
+        return (
+            f"the disk holding {name} is full: free some space and run the command again"
+            " (what was written before is kept; the next run goes on from there)."
+        )
+    if code == _READONLY or (
+        folder is not None and code in (_CANTOPEN, _IOERR) and is_read_only(folder)
+    ):
+        return (
+            f"{folder or name} is read-only: clawback can search and show what is indexed, but"
+            " ingesting, chatting and embedding need a home it can write to."
+        )
+    if code in (_BUSY, _LOCKED) or "locked" in text:
+        return (
+            f"{name} is locked by another process (an ingest, `watch`, `embed` or the app)"
+            " that has held it for too long: try again when it has finished."
+        )
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"the disk holding {name} is full: free some space and run the command again."
+    return f"database {name}: {text}"
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged database (and its WAL and shared-memory files) beside itself.
+
+    Returns the new name, ``<name>.damaged-<UTC time>``; the next open creates a fresh file.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    serial = 1
+    while target.exists():
+        serial += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{serial}")
+    for suffix in _SIDE_FILES:  # the log first: a lone WAL must never meet a fresh file
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(target) + suffix))
+    if path.exists():
+        os.replace(path, target)
+    return target
