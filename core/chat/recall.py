@@ -32,6 +32,7 @@ from clawback.core.search.engine import NearestChunks
 from clawback.core.search.fusion import fuse_weighted, keep_exact
 from clawback.core.search.hybrid import admit
 from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.text.stopwords import STOPWORDS
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import estimate_tokens
 
@@ -66,17 +67,6 @@ OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Words too common to say anything about a topic (English; other languages pass through).
-_STOPWORDS = frozenset(
-    """about above after again against all also and any are because been before being below
-    between both but can could did does doing down during each few for from further had has
-    have having her here hers herself him himself his how into its itself just let like more
-    most much must myself nor not now off once only other our ours ourselves out over own same
-    she should some such than that the their theirs them themselves then there these they
-    this those through too under until very was were what when where which while who whom why
-    will with would you your yours yourself yourselves please thanks thank okay yes yeah hey
-    hello tell know think want need get got make use using used one two way really sure""".split()  # noqa: SIM905
-)
 
 
 @dataclass(frozen=True)
@@ -144,7 +134,7 @@ def recall_terms(user_messages: Sequence[str]) -> list[str]:
     for text in reversed(recent):
         for word in _WORD.findall(text):
             lowered = word.lower()
-            if lowered in seen or lowered in _STOPWORDS or lowered.isdigit():
+            if lowered in seen or lowered in STOPWORDS or lowered.isdigit():
                 continue
             if len(lowered) < 3 and not _is_cjk(lowered):
                 continue

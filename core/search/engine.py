@@ -19,14 +19,16 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
-from clawback.core.records import KIND_FILTERS
+from clawback.core.search.candidates import FEW, Candidate, keyword_candidates, ranked
+from clawback.core.search.filters import SearchFilters
+from clawback.core.search.plan import QueryPlan, plan_query
 from clawback.core.search.prefixes import expand_prefixes
-from clawback.core.search.query import build_match, score_from_rank, split_terms, terms
-from clawback.core.timeutil import date_bounds
+from clawback.core.search.query import score_from_rank
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -38,55 +40,9 @@ SNIPPET_TOKENS = 16
 SNIPPET_MAX_CHARS = 32_000
 DEFAULT_SCORE_CAP = 3_000
 COUNT_CAP = 1000
-_SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")
 MODES = ("keyword", "semantic", "hybrid")
 CANDIDATES = 100  # each side of a hybrid search brings this many to the fusion
 NEAREST_POOL = 200  # nearest chunks read before filters and stale vectors thin them out
-
-
-@dataclass
-class SearchFilters:
-    source: str | None = None
-    session_id: str | None = None
-    role: str | None = None
-    kind: str = "all"
-    since: str | None = None
-    until: str | None = None
-    project: str | None = None  # substring of the session's cwd
-    sidechains: bool = True
-
-    def where(self) -> tuple[list[str], list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.source:
-            clauses.append("f.source = ?")
-            params.append(self.source)
-        if self.session_id:
-            clauses.append("e.session_id LIKE ?")
-            params.append(self.session_id + "%")
-        if self.role:
-            clauses.append("e.role = ?")
-            params.append(self.role)
-        if self.kind != "all":
-            if self.kind not in KIND_FILTERS:
-                raise UsageError(f"unknown kind {self.kind!r} (use {', '.join(KIND_FILTERS)})")
-            kinds = [k.value for k in KIND_FILTERS[self.kind]]
-            clauses.append(f"e.kind IN ({', '.join('?' * len(kinds))})")
-            params.extend(kinds)
-        try:
-            low, high = date_bounds(self.since, self.until)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        for bound, op in ((low, ">="), (high, "<")):
-            if bound:
-                clauses.append(f"e.ts {op} ?")
-                params.append(bound)
-        if self.project:
-            clauses.append("s.cwd LIKE ?")
-            params.append(f"%{self.project}%")
-        if not self.sidechains:
-            clauses.append("e.sidechain = 0")
-        return clauses, params
 
 
 @dataclass
@@ -136,14 +92,6 @@ class NearestChunks(Protocol):
         ...
 
 
-_RANKED = """
-SELECT m.rowid, {rank} FROM {matches} AS m
-{joins}
-{where}
-ORDER BY {order}
-LIMIT :limit OFFSET :offset
-"""
-
 _DETAILS = f"""
 SELECT e.id, e.session_id, coalesce(s.label, s.title, s.first_prompt), s.key, f.source, e.role,
        e.kind, e.ts,
@@ -166,10 +114,6 @@ LEFT JOIN sessions s ON s.id = e.session_id
 WHERE e.id = :id
 """
 
-_JOINS = """JOIN entries e ON e.id = m.rowid
-JOIN files f ON f.id = e.file_id
-LEFT JOIN sessions s ON s.id = e.session_id"""
-
 
 def search(
     db: Queryable,
@@ -183,67 +127,79 @@ def search(
     mode: str = "keyword",
     nearest: NearestChunks | None = None,
     recency: bool = False,
+    today: date | None = None,
 ) -> SearchResults:
     """Ranked hits for a query typed by a person. Never raises on odd input.
 
     ``mode`` is ``keyword`` (FTS5 only), ``semantic`` (vectors only) or ``hybrid`` (both,
-    fused); the vector modes need ``nearest`` and fall back to keywords without it. Quoted
-    phrases, prefixes and exclusions ask for exactly those words, so a hybrid query holding one
-    runs on keywords alone. ``recency`` gently favours recent hits in the vector modes.
+    fused); the vector modes need ``nearest`` and fall back to keywords without it. The query
+    is read by :func:`~.plan.plan_query`: a question is also searched by its content words, a
+    date in it ("last week") favours hits from then (relative to ``today``), and a prefix or an
+    exclusion keeps a hybrid query on keywords alone. ``recency`` gently favours recent hits in
+    the vector modes. The hits are the first ``limit`` (after ``offset``) of one ranked list
+    that does not depend on ``limit``.
     """
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r} (use {', '.join(MODES)})")
     filters = filters or SearchFilters()
+    plan = plan_query(query, today=today)
     vectors = nearest is not None and (
-        mode == "semantic" or (mode == "hybrid" and not _exact_only(query))
+        mode == "semantic" or (mode == "hybrid" and not plan.exact_only)
     )
     if not vectors or nearest is None:
-        results = _keyword_search(db, query, filters, limit, offset, score_cap, count)
+        results = _keyword_search(db, plan, filters, limit, offset, score_cap, count)
     else:
         try:
-            results = _vector_search(db, query, filters, mode, nearest, limit, offset, recency)
+            results = _vector_search(db, plan, filters, mode, nearest, limit, offset, recency)
         except ClawbackError as exc:
-            results = _keyword_search(db, query, filters, limit, offset, score_cap, count)
+            results = _keyword_search(db, plan, filters, limit, offset, score_cap, count)
             results.note = f"{exc}; showing keyword results"
         else:
             if count and mode == "hybrid":
-                results.total, results.total_capped = _count(db, build_match(query))
+                results.total, results.total_capped = _count(db, plan.loose or plan.strict)
             # What the vectors add is not counted by FTS5: the total is at least what is shown.
             results.total = max(results.total, len(results.hits))
     results.seconds = time.perf_counter() - started
     return results
 
 
-def _exact_only(query: str) -> bool:
-    """Whether the query asks for exact words: a quoted phrase, a prefix or an exclusion."""
-    return any(term.phrase or term.prefix or term.exclude for term in split_terms(query))
-
-
 def _keyword_search(
     db: Queryable,
-    query: str,
+    plan: QueryPlan,
     filters: SearchFilters,
     limit: int,
     offset: int,
     score_cap: int,
     count: bool,
 ) -> SearchResults:
-    """Two steps: SQLite picks the ``limit`` best row ids (filters applied, nothing else
-    computed), then snippets are built for those rows only."""
-    results = SearchResults(query=query)
-    match = build_match(query)
-    if match is None or limit <= 0:
+    """A few keywords: SQLite picks the ``limit`` best row ids of the strict expression (filters
+    applied, nothing else computed), then snippets are built for those rows only. A question,
+    a date, or strict matches too few for the page: the candidate list of :mod:`.candidates`."""
+    results = SearchResults(query=plan.query)
+    if limit <= 0 or (plan.strict is None and plan.loose is None):
         return results
-    match = expand_prefixes(db, match)
-    ranked, newest_first = _ranked(db, query, match, filters, limit, offset, score_cap)
-    highlight = terms(query)
-    for rowid, rank in ranked:
-        row = db.execute(_DETAILS, {"q": match, "id": rowid}).fetchone()
+    highlight = list(plan.highlight)
+    if not plan.natural and plan.window is None and plan.strict is not None:
+        strict = expand_prefixes(db, plan.strict)
+        rows, newest_first = ranked(db, plan.query, strict, filters, limit, offset, score_cap)
+        if len(rows) == limit or plan.loose is None or (rows and offset + len(rows) >= FEW):
+            for rowid, rank in rows:
+                score = 1.0 if newest_first else score_from_rank(rank)
+                row = db.execute(_DETAILS, {"q": strict, "id": rowid}).fetchone()
+                if row is not None:
+                    results.hits.append(_hit(row, score, highlight))
+            if count:
+                results.total, results.total_capped = _count(db, strict)
+            return results
+    found = keyword_candidates(db, plan, filters, max(CANDIDATES, offset + limit), score_cap)
+    for item in found[offset : offset + limit]:
+        row = db.execute(_DETAILS, {"q": item.match, "id": item.id}).fetchone()
         if row is not None:
-            results.hits.append(_hit(row, rank, highlight, newest_first))
+            results.hits.append(_hit(row, item.score, highlight))
     if count:
-        results.total, results.total_capped = _count(db, match)
+        loose = plan.loose if plan.natural or len(found) > 0 else plan.strict
+        results.total, results.total_capped = _count(db, loose and expand_prefixes(db, loose))
     return results
 
 
@@ -257,48 +213,9 @@ def _count(db: Queryable, match: str | None) -> tuple[int, bool]:
     return min(total, COUNT_CAP), total > COUNT_CAP
 
 
-def _ranked(
-    db: Queryable,
-    query: str,
-    match: str,
-    filters: SearchFilters,
-    limit: int,
-    offset: int,
-    score_cap: int,
-) -> tuple[list[tuple[int, float]], bool]:
-    """The best ``(rowid, rank)`` pairs for ``match`` with ``filters``, and whether they came
-    newest first (short prefixes) instead of by rank."""
-    clauses, params = filters.where()
-    recency = bool(_SHORT_PREFIX.match(query))
-    if recency:
-        # Newest first lets FTS5 walk its doclist backwards and stop after ``limit`` rows.
-        matches = "entries_fts"
-        order = "m.rowid DESC"
-        clauses.insert(0, "entries_fts MATCH :q")
-    else:
-        matches = (
-            "SELECT rowid, rank FROM (SELECT rowid, rank FROM entries_fts"
-            " WHERE entries_fts MATCH :q ORDER BY rowid DESC LIMIT :cap)"
-        )
-        order = "m.rank"
-    where = " AND ".join(clauses)
-    for index in range(len(params)):
-        where = where.replace("?", f":p{index}", 1)
-    sql = _RANKED.format(
-        rank="0" if recency else "m.rank",
-        matches=matches if recency else f"({matches})",
-        joins=_JOINS if len(clauses) > recency else "",
-        where=f"WHERE {where}" if where else "",
-        order=order,
-    )
-    named: dict[str, Any] = {"q": match, "limit": limit, "offset": offset, "cap": score_cap}
-    named.update({f"p{index}": value for index, value in enumerate(params)})
-    return db.execute(sql, named).fetchall(), recency
-
-
 def _vector_search(
     db: Queryable,
-    query: str,
+    plan: QueryPlan,
     filters: SearchFilters,
     mode: str,
     nearest: NearestChunks,
@@ -309,43 +226,43 @@ def _vector_search(
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
-    from clawback.core.search.fusion import VECTOR_WEIGHT, fuse_weighted, keep_exact
-    from clawback.core.search.hybrid import admit, boost_recent
+    from clawback.core.search.fusion import KEEP_PAGE, fuse, keep_exact
+    from clawback.core.search.hybrid import above_floor, admit, boost_recent, by_window
 
-    results = SearchResults(query=query, mode=mode)
-    if not query.strip() or limit <= 0:
+    results = SearchResults(query=plan.query, mode=mode)
+    if not plan.query.strip() or limit <= 0:
         return results
-    match = build_match(query)
-    keyword: list[tuple[int, float]] = []
-    if mode == "hybrid" and match is not None:
+    keyword: list[Candidate] = []
+    if mode == "hybrid" and (plan.strict or plan.loose):
         # The two sides overlap: the query's embedding and the vector product run on the
         # vector thread (both release the GIL) while SQLite ranks the keyword side here.
-        pending = _vector_thread().submit(nearest.nearest, query, NEAREST_POOL)
+        pending = _vector_thread().submit(nearest.nearest, plan.meaning, NEAREST_POOL)
         try:
-            match = expand_prefixes(db, match)
-            ranked, _ = _ranked(db, query, match, filters, CANDIDATES, 0, DEFAULT_SCORE_CAP)
+            keyword = keyword_candidates(db, plan, filters, CANDIDATES, DEFAULT_SCORE_CAP)
         finally:
             neighbours = pending.result()
-        keyword = [(rowid, score_from_rank(rank)) for rowid, rank in ranked]
     else:
-        neighbours = nearest.nearest(query, NEAREST_POOL)
-    vector = admit(db, neighbours, *filters.where())[:CANDIDATES]
-    # With nothing from one side, the other's evidence is all there is: it gets full weight.
-    weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
-    fused = fuse_weighted(keyword, vector, vector_weight=weight)
+        neighbours = nearest.nearest(plan.meaning, NEAREST_POOL)
+    vector = admit(db, above_floor(neighbours), *filters.where())[:CANDIDATES]
+    ranked_keyword = [(item.id, item.score) for item in keyword]
+    fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
     if recency:
         fused = boost_recent(db, fused)
-    page = keep_exact(fused, keyword, offset + limit)[offset : offset + limit]
-    highlight = terms(query)
+    if plan.window is not None:
+        fused = by_window(db, fused, plan.window)
+    strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
+    page = keep_exact(fused, strict, KEEP_PAGE)[offset : offset + limit]
+    matches = {item.id: item.match for item in keyword}
+    highlight = list(plan.highlight)
     for item in page:
         row = None
-        if item.keyword is not None and match is not None:
-            row = db.execute(_DETAILS, {"q": match, "id": item.id}).fetchone()
+        if item.id in matches:
+            row = db.execute(_DETAILS, {"q": matches[item.id], "id": item.id}).fetchone()
         if row is None:
             row = db.execute(_PLAIN_DETAILS, {"id": item.id}).fetchone()
         if row is not None:
-            hit = _hit(row, 0.0, highlight if item.keyword is not None else [], False)
-            results.hits.append(replace(hit, score=item.score, found_by=item.found_by))
+            hit = _hit(row, item.score, highlight if item.id in matches else [])
+            results.hits.append(replace(hit, found_by=item.found_by))
     return results
 
 
@@ -368,7 +285,7 @@ def _vector_thread() -> ThreadPoolExecutor:
         return _VECTOR_THREAD
 
 
-def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool) -> SearchHit:
+def _hit(row: tuple[Any, ...], score: float, highlight: list[str]) -> SearchHit:
     (entry_id, session_id, title, key, source, role, kind, ts, snip, file_key, path, line,
      sidechain, text) = row  # fmt: skip
     if MARK_START not in snip:
@@ -385,7 +302,7 @@ def _hit(row: tuple[Any, ...], rank: float, highlight: list[str], recency: bool)
         kind=kind,
         timestamp=ts,
         snippet=snip,
-        score=1.0 if recency else score_from_rank(rank),
+        score=score,
         file=file_key,
         path=path,
         line=line,

@@ -18,9 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-VECTOR_WEIGHT = 0.4
+VECTOR_WEIGHT = 0.5
 RRF_K = 60
 KEEP_KEYWORD = 3
+FUSION = "coverage"
+NORMALISE_VECTOR = True
+KEEP_VECTOR = 0
+KEEP_PAGE = 10  # the best KEEP_KEYWORD keyword hits are always among this many (any --limit)
 RECENCY_WEIGHT = 0.25
 RECENCY_HALF_LIFE_DAYS = 90.0
 
@@ -57,18 +61,54 @@ def fuse_weighted(
     vector: Sequence[tuple[int, float]],
     *,
     vector_weight: float = VECTOR_WEIGHT,
+    scale: dict[int, float] | None = None,
 ) -> list[Fused]:
     """Weighted sum of min-max normalised scores, best first (ties: keyword order, then id).
 
     Each input is ``(id, score)`` with higher scores better; raw scores are kept on the result.
+    ``scale`` multiplies the normalised keyword score of the ids it names.
     """
     kw, vec = min_max(keyword), min_max(vector)
+    for key, factor in (scale or {}).items():
+        if key in kw:
+            kw[key] *= factor
     raw_kw, raw_vec = dict(keyword), dict(vector)
     order = {key: i for i, key in enumerate(_union(keyword, vector))}
     fused = [
         Fused(
             id=key,
             score=(1 - vector_weight) * kw.get(key, 0.0) + vector_weight * vec.get(key, 0.0),
+            keyword=raw_kw.get(key),
+            vector=raw_vec.get(key),
+        )
+        for key in order
+    ]
+    fused.sort(key=lambda f: (-f.score, order[f.id]))
+    return fused
+
+
+def fuse(
+    keyword: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    held: dict[int, float],
+) -> list[Fused]:
+    """The fusion search uses. A keyword hit counts for the share of the query it holds
+    (``held``, see :mod:`.coverage`), a vector hit for its similarity; the fused score is
+    ``(1 - w) * held + w * similarity``. With nothing from one side, the other's evidence is all
+    there is and gets full weight. Ties keep keyword order."""
+    if FUSION == "weighted":
+        weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
+        return fuse_weighted(keyword, vector, vector_weight=weight)
+    if FUSION == "rrf":
+        return fuse_rrf(keyword, vector)
+    weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
+    vec = min_max(vector) if NORMALISE_VECTOR else dict(vector)
+    raw_kw, raw_vec = dict(keyword), dict(vector)
+    order = {key: i for i, key in enumerate(_union(keyword, vector))}
+    fused = [
+        Fused(
+            id=key,
+            score=(1 - weight) * held.get(key, 0.0) + weight * vec.get(key, 0.0),
             keyword=raw_kw.get(key),
             vector=raw_vec.get(key),
         )

@@ -70,7 +70,7 @@ def parse_query(query: str, *, cjk_column: str | None = CJK_COLUMN) -> ParsedQue
     excludes: list[str] = []
     highlights: list[str] = []
     for term in split_terms(query):
-        expression = _term_expression(term, cjk_column)
+        expression = term_expression(term, cjk_column)
         if expression is None:
             continue
         if term.exclude:
@@ -173,7 +173,7 @@ def _highlight_words(term: Term) -> list[str]:
     return words
 
 
-def _term_expression(term: Term, cjk_column: str | None) -> str | None:
+def term_expression(term: Term, cjk_column: str | None = CJK_COLUMN) -> str | None:
     """The expression for one term, or ``None`` when it has nothing the tokenizer keeps."""
     scripts = split_scripts(term.text)
     if cjk_column is not None and len(scripts) > 1:

@@ -56,8 +56,10 @@ def test_embed_then_search_each_mode(home: Path) -> None:
     assert semantic and {h["found_by"] for h in semantic} == {"semantic"}
     hybrid = hits(invoke(home, "search", "launch checklist", "--json"))  # default: hybrid
     assert {h["found_by"] for h in hybrid} == {"both"}
-    exact = hits(invoke(home, "search", '"launch checklist"', "--json"))
-    assert {h["found_by"] for h in exact} == {"keyword"}  # quotes stay exact
+    phrase = hits(invoke(home, "search", '"launch checklist"', "--json"))
+    assert {h["found_by"] for h in phrase} == {"both"}  # quotes are exact, meaning stays on
+    prefix = hits(invoke(home, "search", "launch*", "--json"))
+    assert {h["found_by"] for h in prefix} == {"keyword"}  # vectors cannot honour a prefix
 
 
 def test_search_without_vectors_is_keyword_and_says_so_when_asked(home: Path) -> None:

@@ -25,7 +25,14 @@ def embed_demo(home: Home) -> None:
     store.close()
 
 
-async def test_a_pause_in_typing_brings_results_by_meaning(demo_home: Home) -> None:
+async def test_a_pause_in_typing_brings_results_by_meaning(
+    demo_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clawback.core.search import hybrid
+
+    # The floor is calibrated for the real model; the hash stand-in's similarities are lower.
+    monkeypatch.setattr(hybrid, "QUERY_FLOOR", 0.0)
+    monkeypatch.setattr(hybrid, "HIT_FLOOR", 0.0)
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -36,11 +43,12 @@ async def test_a_pause_in_typing_brings_results_by_meaning(demo_home: Home) -> N
         app.query_one("#search-input", Input).insert_text_at_cursor("sqlite zzqx ")
         await settle(pilot)
         status = pane.query_one("#search-status", Static)
-        assert pane._hits == [] and "No results" in str(status.render())
+        # No message holds both words: the ones holding "sqlite" answer, by words alone.
+        assert pane._hits and {hit.found_by for hit in pane._hits} == {"keyword"}
         pane.meaning_pause = 0  # now the person stops typing
         app.query_one("#search-input", Input).insert_text_at_cursor(" ")
         await settle(pilot)
-        assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
+        assert "semantic" in {hit.found_by for hit in pane._hits}
         assert pane.query_one("#search-results", OptionList).option_count == len(pane._hits)
         assert "by words and meaning" in str(status.render())
         from clawback.core.embeddings.coverage import Coverage

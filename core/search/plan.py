@@ -1,0 +1,129 @@
+"""Reading a query as people write it: a few keywords, or a question in plain words.
+
+``fts5 tokenizer`` wants both words: the *strict* expression ANDs everything typed, as the
+search box always has. "why did the colors look different in VS Code than in Ghostty?" wants
+the message about VS Code, Ghostty and colors, not one that says "why", "did" and "the": a
+question or a sentence (:func:`is_natural`) is also answered by a *loose* expression, its
+content words (:mod:`~clawback.core.text.stopwords` dropped) OR-ed and ranked by BM25, and so is
+any query whose strict expression finds too little (search decides that). What a person marked
+as exact stays exact in both: a ``"quoted phrase"`` or ``prefix*`` is required, ``-word``
+excluded. A date the question names ("last week", "on May 3") becomes a :class:`DateWindow`
+search favours, and its words are not searched for.
+
+The vector side reads :attr:`QueryPlan.meaning`: the query without quotes and operators, so a
+quoted title does not switch meaning off. Only a prefix or an exclusion, which vectors cannot
+honour, makes a query exact-only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from clawback.core.search.dates import DateWindow, date_window
+from clawback.core.search.query import MAX_TERMS, Term, parse_query, split_terms, term_expression
+from clawback.core.text.stopwords import STOPWORDS
+
+QUESTION_STARTS = frozenset(
+    """who whom whose what when where which why how did do does is are was were can could should
+    would will have has had shall may might""".split()  # noqa: SIM905
+)
+NATURAL_WORDS = 5  # this many plain words read as a sentence even without a question mark
+NATURAL_STOPWORDS = 2  # ... and so do this many stop words
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """What to run for one query; ``None`` expressions mean that side finds nothing."""
+
+    query: str
+    strict: str | None  # every typed term AND-ed (a question's stop words left out)
+    loose: str | None  # content words OR-ed, exact parts required
+    natural: bool  # a question or sentence: the loose expression always runs
+    meaning: str  # what the vector side embeds
+    exact_only: bool  # a prefix or an exclusion: keyword search alone
+    required: bool  # a phrase or a prefix: every keyword hit holds what was asked for exactly
+    highlight: tuple[str, ...]
+    window: DateWindow | None
+
+
+def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
+    """The plan for ``query``; never raises, whatever was typed."""
+    window = date_window(query, today)
+    # The date's words are not searched for ("on May 3" would OR in "may" and "3").
+    searched = query if window is None else query[: window.span[0]] + query[window.span[1] :]
+    terms = split_terms(searched)
+    plain = [t for t in terms if not (t.phrase or t.prefix or t.exclude)]
+    natural = is_natural(query, plain)
+    typed = parse_query(searched)
+    kept = [t for t in terms if t.exclude or t.phrase or t.prefix or _content(t)]
+    strict = parse_query(_join(kept)).match if natural else typed.match
+    return QueryPlan(
+        query=query,
+        strict=strict,
+        loose=_loose(kept),
+        natural=natural,
+        meaning=" ".join(query.replace('"', "").split()) or query,
+        exact_only=any(t.prefix or t.exclude for t in terms),
+        required=any((t.phrase or t.prefix) and not t.exclude for t in terms),
+        highlight=parse_query(_join(kept)).terms or typed.terms,
+        window=window,
+    )
+
+
+def is_natural(query: str, plain: list[Term] | None = None) -> bool:
+    """A question or a sentence rather than a few keywords."""
+    if plain is None:
+        plain = [t for t in split_terms(query) if not (t.phrase or t.prefix or t.exclude)]
+    if not plain:
+        return False
+    words = [t.text.lower().strip("?!.,;:") for t in plain]
+    return (
+        query.rstrip().endswith("?")
+        or words[0] in QUESTION_STARTS
+        or len(words) >= NATURAL_WORDS
+        or sum(word in STOPWORDS for word in words) >= NATURAL_STOPWORDS
+    )
+
+
+def _content(term: Term) -> bool:
+    """Whether a plain word says something about the topic (not a stop word, not one letter)."""
+    word = term.text.lower().strip("?!.,;:'\"()[]")
+    word = word.removesuffix("'s").removesuffix("’s")
+    return len(word) > 1 and word not in STOPWORDS
+
+
+def _loose(kept: list[Term]) -> str | None:
+    """``required AND (word OR word ...)``, minus the exclusions; ``None`` with no words."""
+    required: list[str] = []
+    optional: list[str] = []
+    excluded: list[str] = []
+    for term in kept:
+        expression = term_expression(term)
+        if expression is None:
+            continue
+        if term.exclude:
+            excluded.append(expression)
+        elif term.phrase or term.prefix:
+            required.append(expression)
+        elif expression not in optional:
+            optional.append(expression)
+    required, optional = required[:MAX_TERMS], optional[:MAX_TERMS]
+    if not optional:
+        return None  # nothing to rank by: the strict expression is the whole query
+    match = " OR ".join(optional)
+    if required:
+        # The words only rank: "a" AND ("b" OR "c" OR "a") holds every "a", with or without them.
+        match = " AND ".join(required) + f" AND ({match} OR {required[0]})"
+    if excluded:
+        match = f"({match})" + "".join(f" NOT ({e})" for e in excluded[:MAX_TERMS])
+    return match
+
+
+def _join(terms: list[Term]) -> str:
+    """Terms back into query text that :func:`split_terms` reads as the same terms."""
+    out = []
+    for term in terms:
+        text = '"' + term.text.replace('"', " ") + '"' if term.phrase else term.text
+        out.append(("-" if term.exclude else "") + text + ("*" if term.prefix else ""))
+    return " ".join(out)

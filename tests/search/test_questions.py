@@ -1,0 +1,160 @@
+"""Queries as people write them: keywords AND-ed, questions by their content words, phrases
+exact without switching meaning off, dates favoured, and one list whatever ``limit`` shows."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+import sqlite_utils
+from clawback.core.db import connect, write_transaction
+from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.search.engine import SearchFilters, search
+from clawback.core.search.plan import is_natural, plan_query
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+TEXTS = [
+    ("user", "2026-03-02T10:00:00.000Z", "let's move the session cache to redis tonight"),
+    (
+        "assistant",
+        "2026-03-02T10:05:00.000Z",
+        "moved the cache to redis; the old sqlite cache is gone",
+    ),
+    ("user", "2026-05-03T09:00:00.000Z", "the deploy target is fly.io from now on, not heroku"),
+    ("assistant", "2026-05-03T09:01:00.000Z", "noted: deploys go to fly.io"),
+    ("user", "2026-05-10T12:00:00.000Z", "the fts5 tokenizer drops emoji, is that a bug?"),
+    ("assistant", "2026-05-10T12:01:00.000Z", "not a bug: unicode61 treats emoji as separators"),
+    ("user", "2026-06-01T08:00:00.000Z", "see ya tomorrow"),
+    ("tool", "2026-06-01T08:00:01.000Z", "redis cache deploy target tokenizer output dump"),
+]
+TODAY = date(2026, 6, 15)
+
+
+@pytest.fixture
+def db() -> sqlite_utils.Database:
+    database = connect(None)
+    with write_transaction(database) as conn:
+        conn.execute(
+            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
+        )
+        for line, (role, ts, text) in enumerate(TEXTS, 1):
+            kind = "tool_result" if role == "tool" else "text"
+            conn.execute(
+                "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text)"
+                " VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (line, role, kind, ts, int(role != "tool"), text),
+            )
+        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
+    return database
+
+
+class Nearest:
+    def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
+        rows = db.execute("SELECT id, role, kind, text FROM entries").fetchall()
+        self.hashes = {i: text_hash(embed_text(r, k, "claude-code", t)) for i, r, k, t in rows}
+        self.similarity = similarity
+
+    def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+        ranked = sorted(self.similarity.items(), key=lambda kv: -kv[1])[:limit]
+        return [(chunk, self.hashes.get(chunk, 0), score) for chunk, score in ranked]
+
+
+def ids(db: sqlite_utils.Database, query: str, **options: object) -> list[int]:
+    return [hit.entry_id for hit in search(db, query, today=TODAY, **options).hits]
+
+
+def test_a_few_keywords_keep_and(db: sqlite_utils.Database) -> None:
+    plan = plan_query("fts5 tokenizer")
+    assert not plan.natural and plan.strict == '"fts5" AND "tokenizer"'
+    assert ids(db, "fts5 tokenizer") == [5]  # both words; no message with only one joins them
+
+
+def test_a_question_is_answered_by_its_content_words(db: sqlite_utils.Database) -> None:
+    question = "when did we move the cache to redis?"
+    plan = plan_query(question)
+    assert plan.natural and plan.loose == '"move" OR "cache" OR "redis?"'
+    assert ids(db, question)[:2] == [1, 2]  # "when", "did", "we" are not asked for
+    # Keyword search alone used to want every word, "when" and "did" too, and found nothing.
+
+
+def test_a_keyword_query_whose_and_finds_too_little_is_answered_too(
+    db: sqlite_utils.Database,
+) -> None:
+    assert ids(db, "redis heroku")[:1] in ([1], [2], [3])  # no message holds both
+    assert set(ids(db, "redis heroku")) >= {3}
+
+
+def test_what_people_say_is_preferred_to_tool_output(db: sqlite_utils.Database) -> None:
+    # The tool dump holds every word, so the strict expression finds it; a question's loose
+    # words look at what people said.
+    assert 8 not in ids(db, "what did we decide about the deploy target for heroku?")[:1]
+
+
+@pytest.mark.parametrize(
+    ("query", "natural"),
+    [
+        ("fts5 tokenizer", False),
+        ("redis cache", False),
+        ("why is the tokenizer dropping emoji", True),
+        ("the deploy target?", True),
+        ("cache moved to redis last night by me", True),
+    ],
+)
+def test_questions_and_sentences_are_told_from_keywords(query: str, natural: bool) -> None:
+    assert is_natural(query) is natural
+
+
+def test_a_stray_quote_reads_as_a_phrase_to_the_end() -> None:
+    plan = plan_query('what did I say about the book "Becoming Nicole')
+    assert plan.required and '"Becoming Nicole"' in (plan.loose or "")
+    assert plan.meaning == "what did I say about the book Becoming Nicole"
+    assert not plan.exact_only  # meaning stays on
+
+
+def test_a_date_in_the_question_favours_that_day(db: sqlite_utils.Database) -> None:
+    plan = plan_query("what did we say about fly.io on May 3?", today=TODAY)
+    assert plan.window is not None and plan.window.since.startswith("2026-05-03")
+    assert "May" not in (plan.loose or "")  # the date's words are not searched for
+    assert sorted(ids(db, "what did we say about fly.io on May 3?")[:2]) == [3, 4]
+    assert sorted(ids(db, "what did we do with the cache in March?")[:2]) == [1, 2]
+
+
+def test_a_date_narrows_the_vector_side_too(db: sqlite_utils.Database) -> None:
+    nearest = Nearest(db, {7: 0.9, 4: 0.5, 1: 0.45})
+    assert ids(db, "what was said on May 3", mode="semantic", nearest=nearest)[:1] == [4]
+
+
+QUERIES = [
+    "cache",
+    "redis cache",
+    "when did we move the cache to redis?",
+    "the deploy target",
+    '"fly.io"',
+    "what did we say about fly.io on May 3?",
+    "emoji bug",
+    "see you",
+]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.sampled_from(QUERIES),
+    limit=st.integers(1, 9),
+    mode=st.sampled_from(["keyword", "semantic", "hybrid"]),
+)
+def test_limit_never_changes_the_order(
+    db: sqlite_utils.Database, query: str, limit: int, mode: str
+) -> None:
+    nearest = Nearest(db, {1: 0.5, 2: 0.9, 3: 0.6, 4: 0.7, 5: 0.4, 6: 0.8, 7: 0.45})
+    longer = ids(db, query, limit=20, mode=mode, nearest=nearest)
+    assert ids(db, query, limit=limit, mode=mode, nearest=nearest) == longer[:limit]
+    shifted = ids(db, query, limit=limit, offset=1, mode=mode, nearest=nearest)
+    assert shifted == longer[1 : limit + 1]
+
+
+def test_filters_still_apply_to_a_question(db: sqlite_utils.Database) -> None:
+    found = ids(db, "where did the cache go?", filters=SearchFilters(role="assistant"))
+    assert found and all(TEXTS[i - 1][0] == "assistant" for i in found)
