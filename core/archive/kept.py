@@ -211,8 +211,9 @@ class KeptCopies:
 
     def read(self, source: str, key: str, committed: int | None) -> Iterator[Frame]:
         """The frames of a side file, up to ``committed`` bytes (``None``: every whole frame,
-        for a side file no index row speaks for)."""
-        yield from read_frames(self.path(source, key), committed)
+        for a side file no index row speaks for); none when nothing is committed."""
+        if committed != 0:
+            yield from read_frames(self.path(source, key), committed)
 
     def headers(self) -> Iterator[tuple[Path, KeptHeader]]:
         """Every side file with its header (unreadable ones left out)."""

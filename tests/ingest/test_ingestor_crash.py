@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from clawback.core.archive.kept import KeptCopies
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from corpus import generate
@@ -44,7 +45,27 @@ def start_ingest(home: Path, root: Path) -> subprocess.Popen[str]:
     )
 
 
-def snapshot(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], int]:
+def kept_lines(home: Path, conn: sqlite3.Connection) -> list[tuple[str, int, bytes]]:
+    """Each file's kept copy, read up to the length the index committed: its lines must be
+    exactly the lines the index has read (as many as ``last_line``), in a killed run as in a
+    clean one."""
+    copies = KeptCopies(home / "kept")
+    kept = []
+    for key, source, last_line, kept_bytes in conn.execute(
+        "SELECT file_key, source, last_line, kept_bytes FROM files ORDER BY file_key"
+    ):
+        lines = [line for f in copies.read(source, key, kept_bytes) for line in f.lines]
+        assert len(lines) == last_line, key
+        kept.append((key, last_line, b"\n".join(lines)))
+    return kept
+
+
+Snapshot = tuple[
+    list[tuple[object, ...]], list[tuple[object, ...]], int, list[tuple[str, int, bytes]]
+]
+
+
+def snapshot(home: Path) -> Snapshot:
     conn = sqlite3.connect(home / "clawback.db")
     try:
         entries = conn.execute(ENTRY_QUERY).fetchall()
@@ -54,9 +75,10 @@ def snapshot(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, .
         fts = conn.execute(
             "SELECT count(*) FROM entries_fts WHERE entries_fts MATCH 'the'"
         ).fetchone()[0]
+        kept = kept_lines(home, conn)
     finally:
         conn.close()
-    return entries, sessions, fts
+    return entries, sessions, fts, kept
 
 
 def entries_so_far(home: Path) -> int:
@@ -85,6 +107,7 @@ def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     home = tmp_path / "home"
+    complete = {key: lines for key, _, lines in clean[3]}
     kills = 0
     for threshold in (1, 4000, 12000, 30000):
         proc = start_ingest(home, corpus)
@@ -96,6 +119,13 @@ def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
                 break
             time.sleep(0.005)
         proc.wait(timeout=60)
+        # Killed anywhere, each copy holds exactly what the index committed of its file.
+        conn = sqlite3.connect(home / "clawback.db")
+        try:
+            for key, _, lines in kept_lines(home, conn):
+                assert complete[key].startswith(lines), key
+        finally:
+            conn.close()
     assert kills >= 2, "ingestion finished before it could be killed; grow the corpus"
     proc = start_ingest(home, corpus)
     _, stderr = proc.communicate(timeout=300)
