@@ -23,6 +23,7 @@ from clawback.core.db import connect
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.embeddings.follow import follow_text
 from clawback.core.errors import ClawbackError
+from clawback.core.ingest.from_copies import rebuild_deleted
 from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
 from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
 from clawback.core.memory.compaction import Compactor
@@ -108,7 +109,8 @@ class Home:
     def reindex(self, progress: ProgressFactory | None = None) -> IngestStats:
         """Re-read every transcript the index knows, from the configured sources and beyond.
 
-        Files whose source is gone keep their entries: the index is their only copy now. The
+        Claude Code files whose source is gone are read again from their kept copies; other
+        files whose source is gone keep their entries (the index is their only copy). The
         vectors of every text read again follow it to its new entry id, so semantic search
         works right after, without re-embedding.
         """
@@ -122,7 +124,11 @@ class Home:
                 continue
             base = file.parents[len(key.split("/")) - 1]
             roots.append(SourceRoot(Source(source), base, str(base), only=(file,)))
-        stats = self.ingestor().ingest(roots, reimport=True, full_scan=True, progress=progress)
+        ingestor = self.ingestor()
+        stats = ingestor.ingest(roots, reimport=True, full_scan=True, progress=progress)
+        rebuilt = rebuild_deleted(ingestor, self.db, self.paths.kept_rebuild, self.claude_projects)
+        stats.files += rebuilt.files
+        stats.entries += rebuilt.entries
         self.vectors_follow_text()
         return stats
 

@@ -68,6 +68,11 @@ class Paths:
         return self.home / "kept"
 
     @property
+    def kept_rebuild(self) -> Path:
+        """Where a reindex writes kept copies out to read them again (emptied as it goes)."""
+        return self.home / "kept-rebuild"
+
+    @property
     def lock(self) -> Path:
         return self.home / "ingest.lock"
 
