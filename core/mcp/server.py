@@ -21,6 +21,7 @@ from clawback.core import __version__
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
+from clawback.core.mcp.wire import mend_stdin
 from clawback.core.search.engine import NearestChunks
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -163,4 +164,5 @@ def serve(db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> No
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="clawback mcp: %(message)s"
     )
+    mend_stdin()
     build_server(db, nearest).run("stdio")
