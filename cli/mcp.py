@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from clawback.cli.home import home_option, open_index
@@ -29,6 +30,9 @@ from clawback.core.claude.mcp import (
 )
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
+
+if TYPE_CHECKING:  # the vector side is imported only when serving
+    from clawback.core.search.engine import NearestChunks
 
 CLAUDE_TIMEOUT = 120.0  # `claude mcp add` is quick; `get` starts the server to check it
 
@@ -46,7 +50,7 @@ def mcp(ctx: click.Context) -> None:
     serve(conn, _nearest(ctx))
 
 
-def _nearest(ctx: click.Context) -> object | None:
+def _nearest(ctx: click.Context) -> NearestChunks | None:
     """The vector side for hybrid memory_search, when this home has vectors."""
     from clawback.core.config import load_config
     from clawback.core.embeddings import deferred_nearest

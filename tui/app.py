@@ -201,7 +201,9 @@ class ClawbackApp(App[int]):
         yield from super().get_system_commands(screen)
         yield from commands.app_commands(self)
 
-    async def open_session(self, sid: str, target: Target | None = None, focus: bool = True):
+    async def open_session(
+        self, sid: str, target: Target | None = None, focus: bool = True
+    ) -> None:
         if self.is_running:  # a late preview can arrive while the app shuts down
             self.panes.transcript.open(sid, target, focus=focus)
             self.panes.search.current_session_id = sid

@@ -132,8 +132,16 @@ class Store:
             if ticket != self._latest_search:
                 raise Superseded
             try:
-                options = {"mode": mode, "nearest": nearest, "recency": recency}
-                results = search(db, query, filters, limit=limit, count=True, **options)
+                results = search(
+                    db,
+                    query,
+                    filters,
+                    limit=limit,
+                    count=True,
+                    mode=mode,
+                    nearest=nearest,
+                    recency=recency,
+                )
             except sqlite3.OperationalError as exc:
                 if "interrupted" in str(exc):
                     raise Superseded from None

@@ -81,6 +81,7 @@ class FileBatch:
         """The chunk's rows with what only the index knows: file, session, conversation."""
         place = self.conversations.place
         session_id = chunk.session_id
+        tail: tuple[int, str | None, int | None]  # file, session, conversation
         for line, ts, moment, other, counts, rows in chunk.lines:
             if other is None:
                 tail = (file_id, session_id, place(line, ts, moment, counts))

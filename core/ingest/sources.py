@@ -20,6 +20,8 @@ from clawback.core.paths import Paths
 from clawback.core.records import Source
 
 Problems = list[tuple[str, str]]  # (path, why it was not read), for health and ingest --json
+# How deep transcripts sit: <agent>/sessions/<id>.jsonl, flat, else (detected per file) up to 8
+_TRANSCRIPT_DEPTH: dict[Source | None, int] = {Source.OPENCLAW: 3, Source.NATIVE: 1}
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class SourceRoot:
     root: Path
     name: str  # what health and progress call it
     only: tuple[Path, ...] = ()  # restrict to these files (a file named on the command line)
+
+    @property
+    def depth(self) -> int:
+        """How many folders deep a transcript may sit under the root."""
+        return _TRANSCRIPT_DEPTH.get(self.source, 8)
 
     def files(self, problems: Problems | None = None) -> Iterator[Path]:
         """Every transcript file under the root, found with ``os.scandir`` (no reads)."""
@@ -56,8 +63,7 @@ class SourceRoot:
         if self.source is Source.MEMORY:
             yield from self._memory_files(problems)
             return
-        depth = {Source.OPENCLAW: 3, Source.NATIVE: 1}.get(self.source, 8)
-        yield from _walk_stat(str(self.root), "", ".jsonl", depth, problems)
+        yield from _walk_stat(str(self.root), "", ".jsonl", self.depth, problems)
 
     def _memory_files(self, problems: Problems) -> Iterator[tuple[str, str, os.stat_result]]:
         """``MEMORY.md`` and ``memory/*.md``; a link that leads out of the workspace is refused."""
@@ -96,8 +102,7 @@ class SourceRoot:
             return parts == ("MEMORY.md",) or (
                 len(parts) == 2 and parts[0] == "memory" and path.suffix == ".md"
             )
-        depth = {Source.OPENCLAW: 3, Source.NATIVE: 1}.get(self.source, 8)
-        return path.suffix == ".jsonl" and len(parts) <= depth
+        return path.suffix == ".jsonl" and len(parts) <= self.depth
 
     def file_key(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlite_utils
-from clawback.core.archive.sessions import resolve_session
+from clawback.core.archive.sessions import SessionSummary, resolve_session
+from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.refs import EntryRef, FactRef, RefError, SessionRef, entry_ref, parse_ref
@@ -26,7 +26,7 @@ _NOT_FOUND = "Nothing in the index has the ref {ref!r}: use a ref from memory_se
 class Reader:
     """Resolves refs through one open index."""
 
-    def __init__(self, db: sqlite_utils.Database) -> None:
+    def __init__(self, db: Queryable) -> None:
         self.db = db
 
     def session_id(self, text: str) -> str:
@@ -258,7 +258,7 @@ class Reader:
         return answer
 
 
-def resolve_session_or_none(db: sqlite_utils.Database, text: str) -> Any:
+def resolve_session_or_none(db: Queryable, text: str) -> SessionSummary | None:
     try:
         return resolve_session(db, text)
     except ClawbackError:

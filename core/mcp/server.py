@@ -16,8 +16,8 @@ import re
 import sys
 from typing import Annotated, Any
 
-import sqlite_utils
 from clawback.core import __version__
+from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
@@ -69,7 +69,7 @@ class SearchAnswer(TypedDict):
     results: list[SearchHit]
 
 
-def build_server(db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> MCPServer[Any]:
+def build_server(db: Queryable, nearest: NearestChunks | None = None) -> MCPServer[Any]:
     """The server with both tools registered over ``db`` (opened by the caller); ``nearest``
     is the vector side of hybrid search, when the archive has embeddings."""
     tools = MemoryTools(db, nearest)
@@ -159,7 +159,7 @@ def _result(answer: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
 
 
-def serve(db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> None:
+def serve(db: Queryable, nearest: NearestChunks | None = None) -> None:
     """Serve on stdin/stdout until the client closes stdin."""
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="clawback mcp: %(message)s"

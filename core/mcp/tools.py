@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import sqlite_utils
+from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
@@ -36,7 +36,7 @@ MAX_QUERY_CHARS = 2_000
 class MemoryTools:
     """``memory_search`` and ``memory_get`` over one open index (read-only)."""
 
-    def __init__(self, db: sqlite_utils.Database, nearest: NearestChunks | None = None) -> None:
+    def __init__(self, db: Queryable, nearest: NearestChunks | None = None) -> None:
         """``nearest`` is the vector side of hybrid search (``None``: keyword search only)."""
         self.db = db
         self.reader = Reader(db)

@@ -5,28 +5,38 @@ with how old the knowledge is.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 from clawback.core.chat.recall import Fact as RecallFact
 from clawback.core.chat.recall import FactsProvider
+from clawback.core.db import Queryable
 from clawback.core.memory.facts.records import Fact
-from clawback.core.memory.facts.store import RECALL_LIMIT, FactStore
+from clawback.core.memory.facts.rules import recall_words
+from clawback.core.memory.facts.store import ranked_facts
+from clawback.core.search.query import score_from_rank
 
-if TYPE_CHECKING:  # annotations only: recall in a Claude Code hook must not pay ~90 ms for it
-    import sqlite_utils
+RECALL_LIMIT = 8
+_RECALL_TERMS = 32  # most query words sent to FTS5 for recall
 
 
-def facts_for_recall(
-    db: sqlite_utils.Database, query: str, limit: int = RECALL_LIMIT
-) -> list[RecallFact]:
-    """Active facts relevant to ``query``, best first, as recall's ``<knowledge>`` lines."""
+def facts_for_recall(db: Queryable, query: str, limit: int = RECALL_LIMIT) -> list[RecallFact]:
+    """Active facts sharing any meaningful word with ``query``, best first, as recall's
+    ``<knowledge>`` lines. Reads only: the recall hook passes a plain read connection.
+
+    A chat message is prose, so its words are OR-ed (each quoted, so nothing in it is FTS5
+    syntax); bm25 ranks facts matching more and rarer words first.
+    """
+    words = recall_words(query)
+    if not words or limit <= 0:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words[:_RECALL_TERMS])
+    ranked = ranked_facts(db, match, limit=limit, type=None, include_superseded=False)
     return [
-        RecallFact(text=_recall_text(fact), score=score, kind=fact.type, id=fact.id)
-        for fact, score in FactStore(db).for_recall(query, limit)
+        RecallFact(text=_recall_text(fact), score=score_from_rank(rank), kind=fact.type, id=fact.id)
+        for fact, rank in ranked
     ]
 
 
-def facts_provider(db: sqlite_utils.Database) -> FactsProvider:
+def facts_provider(db: Queryable) -> FactsProvider:
     """:func:`facts_for_recall` bound to ``db``: the ``facts_provider`` recall takes."""
     return functools.partial(facts_for_recall, db)
 

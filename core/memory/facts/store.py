@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from clawback.core.db import write_transaction
+from clawback.core.db import Queryable, write_transaction
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.memory.facts.decide import decide
 from clawback.core.memory.facts.records import (
@@ -32,15 +32,12 @@ from clawback.core.memory.facts.records import (
     clean_text,
     fact_from_row,
 )
-from clawback.core.memory.facts.rules import Action, recall_words
-from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.memory.facts.rules import Action
+from clawback.core.search.query import build_match
 from clawback.core.timeutil import now_ts
 
 if TYPE_CHECKING:  # annotations only: recall in a Claude Code hook must not pay ~90 ms for it
     import sqlite_utils
-
-RECALL_LIMIT = 8
-_RECALL_TERMS = 32  # most query words sent to FTS5 for recall
 
 
 # --------------------------------------------------------------------------------------- store
@@ -119,46 +116,10 @@ class FactStore:
         match = build_match(query, cjk_column=None)
         if match is None:
             return []
-        ranked = self._ranked(match, limit=limit, type=type, include_superseded=include_superseded)
+        ranked = ranked_facts(
+            self.db, match, limit=limit, type=type, include_superseded=include_superseded
+        )
         return [fact for fact, _rank in ranked]
-
-    def for_recall(
-        self, query: str, limit: int = RECALL_LIMIT
-    ) -> builtins.list[tuple[Fact, float]]:
-        """Active facts sharing any meaningful word with ``query``, best first, with a 0..1 score.
-
-        A chat message is prose, so its words are OR-ed (each quoted, so nothing in it is
-        FTS5 syntax); bm25 ranks facts matching more and rarer words first.
-        """
-        words = recall_words(query)
-        if not words or limit <= 0:
-            return []
-        match = " OR ".join(f'"{w}"' for w in words[:_RECALL_TERMS])
-        ranked = self._ranked(match, limit=limit, type=None, include_superseded=False)
-        return [(fact, score_from_rank(rank)) for fact, rank in ranked]
-
-    def _ranked(
-        self, match: str, *, limit: int, type: str | None, include_superseded: bool
-    ) -> builtins.list[tuple[Fact, float]]:
-        clauses = ["facts_fts MATCH ?"]
-        params: builtins.list[Any] = [match]
-        if type:
-            clauses.append("f.type = ?")
-            params.append(check_type(type))
-        if not include_superseded:
-            clauses.append("f.superseded_by IS NULL")
-        columns = ", ".join(f"f.{c.strip()}" for c in COLUMNS.split(","))
-        try:
-            rows = self.db.execute(
-                f"""SELECT {columns}, bm25(facts_fts, 1.0, 0.4) AS rank
-                    FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
-                    WHERE {" AND ".join(clauses)}
-                    ORDER BY rank, f.updated_at DESC LIMIT ?""",
-                [*params, limit],
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return []  # an expression this table cannot run (a CJK column filter) finds nothing
-        return [(fact_from_row(row[:-1]), float(row[-1])) for row in rows]
 
     # -- the update rules -------------------------------------------------------------------
 
@@ -326,3 +287,31 @@ class FactStore:
             "UPDATE facts SET superseded_by = ?, updated_at = ? WHERE id = ?",
             (new_id, now_ts(), old_id),
         )
+
+
+def ranked_facts(
+    db: Queryable, match: str, *, limit: int, type: str | None, include_superseded: bool
+) -> list[tuple[Fact, float]]:
+    """Facts matching the FTS5 expression ``match``, best first, with their bm25 rank.
+
+    It only reads, so a plain read connection will do (recall inside a Claude Code hook).
+    """
+    clauses = ["facts_fts MATCH ?"]
+    params: list[Any] = [match]
+    if type:
+        clauses.append("f.type = ?")
+        params.append(check_type(type))
+    if not include_superseded:
+        clauses.append("f.superseded_by IS NULL")
+    columns = ", ".join(f"f.{c.strip()}" for c in COLUMNS.split(","))
+    try:
+        rows = db.execute(
+            f"""SELECT {columns}, bm25(facts_fts, 1.0, 0.4) AS rank
+                FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
+                WHERE {" AND ".join(clauses)}
+                ORDER BY rank, f.updated_at DESC LIMIT ?""",
+            [*params, limit],
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []  # an expression this table cannot run (a CJK column filter) finds nothing
+    return [(fact_from_row(row[:-1]), float(row[-1])) for row in rows]
