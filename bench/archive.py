@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -45,7 +46,7 @@ def bare_loader(root: Path, db_path: Path) -> tuple[float, int]:
     started = time.perf_counter()
     rows = 0
 
-    def lines():  # type: ignore[no-untyped-def]
+    def lines() -> Iterator[tuple[str]]:
         nonlocal rows
         for path in root.rglob("*.jsonl"):
             with path.open("rb") as handle:
@@ -192,9 +193,11 @@ def main() -> None:
             found += 1
     print(f"recall of planted phrases: {found}/{len(planted)} = {100 * found / len(planted):.1f}%")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    worker_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     index_mb = (work / "home" / "clawback.db").stat().st_size / 1e6
-    print(f"peak RSS: {peak:.0f} MB (parse worker: {worker:.0f} MB); index size {index_mb:.0f} MB")
+    print(
+        f"peak RSS: {peak:.0f} MB (parse worker: {worker_rss:.0f} MB); index size {index_mb:.0f} MB"
+    )
     app.close()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

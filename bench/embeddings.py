@@ -69,7 +69,8 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 def load_pairs() -> list[tuple[str, str]]:
     lines = (HERE / "paraphrases.tsv").read_text(encoding="utf-8").splitlines()
-    return [tuple(line.split("\t")) for line in lines if line.strip()]  # type: ignore[misc]
+    pairs = [line.split("\t") for line in lines if line.strip()]
+    return [(query, paraphrase) for query, paraphrase in pairs]
 
 
 def targets(home: Home, anchor: str) -> set[int]:

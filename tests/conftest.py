@@ -54,7 +54,7 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def demo_home(demo_dir: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+def demo_home(demo_dir: Path, tmp_path: Path) -> Iterator[Home]:
     """A private copy of the demo home, so tests may change it."""
     import shutil
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_importing_the_whole_core_does_not_import_textual() -> None:
@@ -17,7 +18,7 @@ def test_importing_the_whole_core_does_not_import_textual() -> None:
     assert out.stdout.split() == ["False", "False"]
 
 
-def test_no_top_level_core_or_tui_package(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_no_top_level_core_or_tui_package(tmp_path: Path) -> None:
     """Installed, only the ``clawback.*`` names exist (run away from the source tree)."""
     code = (
         "from importlib.util import find_spec as f\n"

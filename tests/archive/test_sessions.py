@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from clawback.core.archive.sessions import (
     Project,
+    SessionSummary,
     count_sessions,
     list_sessions,
     parse_session_filter,
@@ -17,7 +18,7 @@ CLAWBACK = "/home/demo/projects/clawback"
 WEBSITE = "/home/demo/projects/website"
 
 
-def titles(sessions: list) -> list[str]:  # type: ignore[type-arg]
+def titles(sessions: list[SessionSummary]) -> list[str]:
     return [s.title for s in sessions]
 
 

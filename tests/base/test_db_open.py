@@ -10,6 +10,7 @@ for a while.
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from clawback.core import db
@@ -55,7 +56,7 @@ def test_other_errors_are_not_retried() -> None:
     assert conn.calls == 1
 
 
-def test_a_second_opener_finds_the_index_in_wal(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_opener_finds_the_index_in_wal(tmp_path: Path) -> None:
     path = tmp_path / "clawback.db"
     first, second = db.connect(path), db.connect(path)
     assert first.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -71,7 +72,7 @@ def test_the_lean_reader_knows_the_newest_migration() -> None:
     assert migrations._migrations[-1].name == db.LATEST_MIGRATION
 
 
-def test_the_lean_reader_opens_a_current_index_and_refuses_an_old_one(tmp_path) -> None:
+def test_the_lean_reader_opens_a_current_index_and_refuses_an_old_one(tmp_path: Path) -> None:
     path = tmp_path / "clawback.db"
     assert db.connect_reader(path) is None  # not there yet: the full open creates it
     db.connect(path).conn.close()
@@ -86,7 +87,7 @@ def test_the_lean_reader_opens_a_current_index_and_refuses_an_old_one(tmp_path) 
     assert db.connect_reader(path) is None  # behind: the full open migrates first
 
 
-def test_a_write_transaction_inside_another_is_a_savepoint(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_write_transaction_inside_another_is_a_savepoint(tmp_path: Path) -> None:
     index = db.connect(tmp_path / "t.db")
     index.execute("CREATE TABLE t (n INTEGER)")
     with db.write_transaction(index) as conn:
@@ -102,7 +103,7 @@ def test_a_write_transaction_inside_another_is_a_savepoint(tmp_path) -> None:  #
     other.close()
 
 
-def test_the_error_that_made_sqlite_roll_back_is_the_one_raised(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_error_that_made_sqlite_roll_back_is_the_one_raised(tmp_path: Path) -> None:
     index = db.connect(tmp_path / "t.db")
     with (
         pytest.raises(ZeroDivisionError),
@@ -114,7 +115,7 @@ def test_the_error_that_made_sqlite_roll_back_is_the_one_raised(tmp_path) -> Non
     assert not index.conn.in_transaction
 
 
-def test_a_group_whose_transaction_sqlite_dropped_still_ends_cleanly(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_group_whose_transaction_sqlite_dropped_still_ends_cleanly(tmp_path: Path) -> None:
     index = db.connect(tmp_path / "t.db")
     index.execute("CREATE TABLE t (n INTEGER)")
     with db.write_transaction(index):

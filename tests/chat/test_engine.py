@@ -37,6 +37,7 @@ from clawback.core.claude.errors import (
 )
 from clawback.core.errors import UsageError
 from clawback.core.formats.native import compaction_event
+from clawback.core.home import Home
 from clawback.core.search.engine import search
 
 from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)
@@ -72,12 +73,19 @@ def make_engine(home: Any, clock: Clock, **extra: Any) -> ChatEngine:
 
 
 @pytest.fixture
-def engine(home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:  # type: ignore[no-untyped-def]
+def engine(home: Home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:
     return make_engine(home, clock, runner=fake_claude.runner(timeout=10.0), tz=UTC)
 
 
 def lines(session: ChatSession) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.transcript_path.read_text().splitlines()]
+
+
+def current(engine: ChatEngine) -> ChatSession:
+    """The session KEY is on (the test has made one)."""
+    session = engine.store.current(KEY)
+    assert session is not None
+    return session
 
 
 def messages(session: ChatSession) -> list[tuple[str, str, bool]]:
@@ -96,8 +104,8 @@ async def collect(engine: ChatEngine, text: str, **kw: Any) -> list[Any]:
 
 
 async def test_a_turn_is_stored_indexed_and_counted(
-    engine: ChatEngine, fake_claude: FakeClaude, home
-) -> None:  # type: ignore[no-untyped-def]
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
+) -> None:
     fake_claude.reply("Black Krim, planted in May.").usage(
         input=100, output=20, cache_read=1000, cache_write=50
     ).context_window(200_000)
@@ -149,7 +157,7 @@ async def test_the_user_message_is_on_disk_before_claude_answers(
     turn = engine.turn("tell me about Black Krim", key=KEY)
     async for event in turn:
         if isinstance(event, ReplyDelta) and not seen:
-            seen.append(messages(engine.store.current(KEY)))  # type: ignore[arg-type]
+            seen.append(messages(current(engine)))
             turn.cancel()
     assert seen == [[("user", "tell me about Black Krim", False)]]
 
@@ -216,10 +224,10 @@ async def test_bare_reset_starts_a_session_without_calling_claude(
     outcome = await engine.run_turn("/reset", key=KEY)
     assert outcome.command == "new" and outcome.session.id != first.session.id
     assert len(fake_claude.calls()) == calls
-    assert engine.store.current(KEY).id == outcome.session.id  # type: ignore[union-attr]
+    assert current(engine).id == outcome.session.id
 
 
-async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, home) -> None:  # type: ignore[no-untyped-def]
+async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, home: Home) -> None:
     await engine.run_turn("hello", key=KEY)
     calls = len(fake_claude.calls())
     events = await collect(engine, "/label   Garden  plans ")
@@ -262,9 +270,9 @@ async def test_empty_message_is_a_usage_error(engine: ChatEngine) -> None:
 async def test_each_failure_keeps_the_user_message(
     engine: ChatEngine,
     fake_claude: FakeClaude,
-    home,
+    home: Home,
     mode: str,
-    error: type,  # type: ignore[no-untyped-def]
+    error: type,
 ) -> None:
     fake_claude.mode(mode)
     turn = engine.turn("remember the zucchini", key=KEY)
@@ -302,12 +310,14 @@ async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
     ) == 2
 
 
-async def test_claude_not_installed(home, clock: Clock, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_claude_not_installed(
+    home: Home, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
     engine = make_engine(home, clock)
     with pytest.raises(ClaudeNotFound, match="npm install"):
         await engine.run_turn("hello?", key=KEY)
-    assert messages(engine.store.current(KEY))[0] == ("user", "hello?", False)  # type: ignore[arg-type]
+    assert messages(current(engine))[0] == ("user", "hello?", False)
 
 
 async def test_killed_mid_stream_keeps_the_partial_reply(
@@ -318,18 +328,18 @@ async def test_killed_mid_stream_keeps_the_partial_reply(
         await engine.run_turn("tell me everything", key=KEY)
     partial = caught.value.partial_text
     assert partial and LONG_REPLY.startswith(partial) and partial != LONG_REPLY
-    stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
+    stored = messages(current(engine))
     assert stored[0] == ("user", "tell me everything", False)
     assert stored[1] == ("assistant", partial, True)
     assert stored[2][0] == "system"
 
 
-async def test_timeout_keeps_everything(home, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+async def test_timeout_keeps_everything(home: Home, fake_claude: FakeClaude, clock: Clock) -> None:
     fake_claude.mode("stall").reply(LONG_REPLY)
     engine = make_engine(home, clock, runner=fake_claude.runner(timeout=1.0))
     with pytest.raises(ClaudeTimeout):
         await engine.run_turn("slowly now", key=KEY)
-    stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
+    stored = messages(current(engine))
     assert stored[0] == ("user", "slowly now", False)
     assert stored[1][0] == "assistant" and stored[1][2] is True
 
@@ -394,7 +404,7 @@ async def test_cancelling_the_task_keeps_the_partial_and_propagates(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    stored = messages(engine.store.current(KEY))  # type: ignore[arg-type]
+    stored = messages(current(engine))
     assert stored[0] == ("user", "tell me", False)
     assert stored[1][0] == "assistant" and stored[1][2] is True
     assert stored[1][1].startswith("".join(deltas))
@@ -404,9 +414,9 @@ async def test_cancel_before_claude_starts(engine: ChatEngine, fake_claude: Fake
     turn = engine.turn("never mind", key=KEY)
     turn.cancel()
     events = [event async for event in turn]
-    assert events[-1].outcome.cancelled
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome.cancelled
     assert fake_claude.calls() == []
-    assert messages(engine.store.current(KEY)) == [("user", "never mind", False)]  # type: ignore[arg-type]
+    assert messages(current(engine)) == [("user", "never mind", False)]
 
 
 def test_claude_cancelled_is_a_cancellation() -> None:
@@ -454,7 +464,7 @@ class RecordingHooks(ThresholdHooks):
         return None
 
 
-async def test_hooks_run_in_order(home, fake_claude: FakeClaude, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+async def test_hooks_run_in_order(home: Home, fake_claude: FakeClaude, clock: Clock) -> None:
     hooks = RecordingHooks()
     engine = make_engine(home, clock, runner=fake_claude.runner(), hooks=hooks)
     fake_claude.usage(input=7, cache_read=3)
@@ -465,8 +475,8 @@ async def test_hooks_run_in_order(home, fake_claude: FakeClaude, clock: Clock) -
 
 
 async def test_a_compaction_hook_changes_what_is_sent(
-    home, fake_claude: FakeClaude, clock: Clock
-) -> None:  # type: ignore[no-untyped-def]
+    home: Home, fake_claude: FakeClaude, clock: Clock
+) -> None:
     hooks = RecordingHooks(compact_over=10**9)
     engine = make_engine(home, clock, runner=fake_claude.runner(), hooks=hooks)
     hooks.engine = engine
@@ -480,7 +490,7 @@ async def test_a_compaction_hook_changes_what_is_sent(
     assert stdin.startswith("<conversation-summary>\nThey discussed tomatoes.")
     assert "first question" not in stdin.split("</recalled-context>")[-1]
     assert "third question" in stdin
-    assert engine.store.current(KEY).compaction_count == 1  # type: ignore[union-attr]
+    assert current(engine).compaction_count == 1
 
 
 # ---------------------------------------------------------------------------------------- forks
@@ -500,8 +510,8 @@ async def test_a_fork_starts_from_its_parent(engine: ChatEngine, fake_claude: Fa
 
 
 async def test_a_fork_of_a_claude_code_session(
-    engine: ChatEngine, fake_claude: FakeClaude, home, cc_root: Path
-) -> None:  # type: ignore[no-untyped-def]
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home, cc_root: Path
+) -> None:
     sid = "0b8c1f9e-1111-4222-8333-944455556666"
     write_lines(
         cc_root / "proj" / f"{sid}.jsonl",
@@ -529,8 +539,8 @@ async def test_a_fork_of_a_claude_code_session(
 
 
 async def test_prepare_writes_nothing_and_matches_what_is_sent(
-    engine: ChatEngine, fake_claude: FakeClaude, home
-) -> None:  # type: ignore[no-untyped-def]
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
+) -> None:
     fake_claude.reply("It is Black Krim.")
     await engine.run_turn("which tomato?", key=KEY)
     before = engine.store.current(KEY)
@@ -539,10 +549,11 @@ async def test_prepare_writes_nothing_and_matches_what_is_sent(
     prepared = engine.prepare("and the pepper?", key=KEY)
     assert prepared.session is not None and prepared.session.id == before.id
     assert before.transcript_path.stat().st_size == size
-    assert "=== prompt (stdin) ===\n" + prepared.prompt.prompt in prepared.render()  # type: ignore[union-attr]
+    assert prepared.prompt is not None
+    assert "=== prompt (stdin) ===\n" + prepared.prompt.prompt in prepared.render()
     await engine.run_turn("and the pepper?", key=KEY)
     call = fake_claude.last_call()
-    assert call["stdin"] == prepared.prompt.prompt  # type: ignore[union-attr]
+    assert call["stdin"] == prepared.prompt.prompt
     assert call["argv"] == prepared.argv[1:]
     fresh = engine.prepare("hello", key="local:nobody")
     assert fresh.session is None and fresh.new_session

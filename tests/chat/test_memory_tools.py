@@ -11,6 +11,7 @@ import pytest
 from clawback.core.chat.engine import ChatEngine
 from clawback.core.chat.prompt import MEMORY_TOOLS_LINE, NO_TOOLS_SYSTEM_PROMPT
 from clawback.core.claude.mcp import config_block
+from clawback.core.home import Home
 
 from tests.fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
 
@@ -18,7 +19,7 @@ TOOLS = "mcp__clawback__memory_search,mcp__clawback__memory_get"
 
 
 @pytest.fixture
-def engine(home, fake_claude: FakeClaude) -> ChatEngine:  # type: ignore[no-untyped-def]
+def engine(home: Home, fake_claude: FakeClaude) -> ChatEngine:
     return ChatEngine(
         home.db, home.paths, home.config.chat, index=home.ingest_changed,
         runner=fake_claude.runner(), tz=UTC,
@@ -30,8 +31,8 @@ def _value(argv: list[str], flag: str) -> str:
 
 
 async def test_a_turn_passes_the_memory_server_and_allows_its_two_tools(
-    home, engine: ChatEngine, fake_claude: FakeClaude
-) -> None:  # type: ignore[no-untyped-def]
+    home: Home, engine: ChatEngine, fake_claude: FakeClaude
+) -> None:
     outcome = await engine.run_turn("what did we decide about the index?")
     assert not outcome.is_error
     argv = fake_claude.last_call()["argv"]
@@ -45,8 +46,8 @@ async def test_a_turn_passes_the_memory_server_and_allows_its_two_tools(
 
 
 async def test_memory_tools_off_passes_no_mcp_flags_and_says_so(
-    home, engine: ChatEngine, fake_claude: FakeClaude
-) -> None:  # type: ignore[no-untyped-def]
+    home: Home, engine: ChatEngine, fake_claude: FakeClaude
+) -> None:
     home.config.chat.memory_tools = False
     await engine.run_turn("hello")
     argv = fake_claude.last_call()["argv"]
@@ -56,8 +57,8 @@ async def test_memory_tools_off_passes_no_mcp_flags_and_says_so(
 
 
 def test_a_dry_run_shows_the_mcp_config_and_flags_and_writes_nothing(
-    home, engine: ChatEngine
-) -> None:  # type: ignore[no-untyped-def]
+    home: Home, engine: ChatEngine
+) -> None:
     prepared = engine.prepare("hello")
     assert _value(prepared.argv, "--allowedTools") == TOOLS
     assert not (home.paths.home / "mcp").exists()

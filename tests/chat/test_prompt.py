@@ -28,15 +28,22 @@ def conversation(n: int, size: int = 300) -> list[ContextMessage]:
     ]
 
 
-def fixed_recaller(block: RecallBlock):  # type: ignore[no-untyped-def]
-    calls: list[tuple[Sequence[str], int, list[str], Sequence[str]]] = []
+class FixedRecaller:
+    """A recaller that always answers ``block`` and keeps what it was told."""
 
-    def recaller(users, cap, kept, others):  # type: ignore[no-untyped-def]
-        calls.append((list(users), cap, [m.id for m in kept], list(others)))
-        return block
+    def __init__(self, block: RecallBlock) -> None:
+        self.block = block
+        self.calls: list[tuple[list[str], int, list[str], list[str]]] = []
 
-    recaller.calls = calls  # type: ignore[attr-defined]
-    return recaller
+    def __call__(
+        self,
+        users: Sequence[str],
+        cap: int,
+        kept: Sequence[ContextMessage],
+        others: Sequence[str],
+    ) -> RecallBlock:
+        self.calls.append((list(users), cap, [m.id for m in kept], list(others)))
+        return self.block
 
 
 def test_estimate_tokens_is_ceil_len_over_three() -> None:
@@ -54,7 +61,7 @@ def test_a_first_turn_is_the_bare_message() -> None:
 
 def test_parts_come_in_order() -> None:
     block = build_recall_block("q", [Fact("Alice likes tea", 1.0)], [], 1000)
-    recaller = fixed_recaller(block)
+    recaller = FixedRecaller(block)
     history = History("Earlier: they talked about tea.", conversation(2, 30))
     prompt = assemble(ChatConfig(), history, "more tea?", recaller=recaller)
     text = prompt.prompt
@@ -71,16 +78,16 @@ def test_parts_come_in_order() -> None:
     assert positions == sorted(positions)
     assert text.endswith("</current-message>")
     # the recaller was told what the prompt holds, so it can leave that out
-    ((users, cap, kept, others),) = recaller.calls  # type: ignore[attr-defined]
+    ((users, cap, kept, others),) = recaller.calls
     assert users == ["message 0 lorem lorem lorem lorem lorem ", "more tea?"]
     assert cap == 4000 and kept == ["m0", "m1"]
     assert others == ["Earlier: they talked about tea.", "more tea?"]
 
 
 def test_recall_can_be_turned_off() -> None:
-    recaller = fixed_recaller(build_recall_block("q", [Fact("x", 1.0)], [], 1000))
+    recaller = FixedRecaller(build_recall_block("q", [Fact("x", 1.0)], [], 1000))
     prompt = assemble(ChatConfig(recall=False), History(), "tea?", recaller=recaller)
-    assert prompt.recalled is None and recaller.calls == []  # type: ignore[attr-defined]
+    assert prompt.recalled is None and recaller.calls == []
 
 
 def test_partial_messages_are_marked_and_content_cannot_break_out() -> None:
@@ -145,12 +152,13 @@ def test_bm25_prefers_the_matching_document() -> None:
 def test_assembly_trims_to_window_minus_reserve_minus_recall_cap() -> None:
     chat = ChatConfig(context_window=20_000, reserve_tokens=4_000, recall_hard_cap_tokens=4_000)
     history = History("a summary", conversation(80, 600))
-    recaller = fixed_recaller(build_recall_block("q", [Fact("a fact", 1.0)], [], 1000))
+    recaller = FixedRecaller(build_recall_block("q", [Fact("a fact", 1.0)], [], 1000))
     prompt = assemble(chat, history, "next?", recaller=recaller)
     # the cap is min(4000, 10% of 20000) = 2000, so the rest must fit 20000 - 4000 - 2000
     assert prompt.budget == 14_000
     assert prompt.dropped and prompt.fits
-    assert prompt.tokens - prompt.recalled.tokens <= 14_000  # type: ignore[union-attr]
+    assert prompt.recalled is not None
+    assert prompt.tokens - prompt.recalled.tokens <= 14_000
     assert prompt.untrimmed_tokens > prompt.tokens
     assert prompt.messages[-PROTECTED_MESSAGES:] == history.messages[-PROTECTED_MESSAGES:]
     assert "<conversation-summary>\na summary" in prompt.prompt

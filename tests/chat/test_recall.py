@@ -18,6 +18,7 @@ from clawback.core.chat.recall import (
 )
 from clawback.core.chat.transcript import Transcript
 from clawback.core.formats.native import message_event, session_header
+from clawback.core.home import Home
 from clawback.core.tokens import estimate_tokens
 
 from tests.helpers import cc_assistant, cc_user, write_lines
@@ -108,7 +109,7 @@ def test_strip_recalled() -> None:
 # ------------------------------------------------------------------------------ against an index
 
 
-def _archive(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def _archive(home: Home, cc_root: Path) -> None:
     sid = "11111111-2222-4333-8444-555555555555"
     write_lines(
         cc_root / "proj" / f"{sid}.jsonl",
@@ -127,7 +128,7 @@ def _archive(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
     home.ingest_all()
 
 
-def test_recall_finds_past_fragments_with_time_role_and_session(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recall_finds_past_fragments_with_time_role_and_session(home: Home, cc_root: Path) -> None:
     _archive(home, cc_root)
     block = recall(home.db, ["which tomatoes did we pick?"], cap=2000)
     texts = [h.text for h in block.details]
@@ -139,14 +140,14 @@ def test_recall_finds_past_fragments_with_time_role_and_session(home, cc_root: P
     assert "old block" not in block.text and "<recalled-context" not in "".join(texts)
 
 
-def test_recall_matches_any_word(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recall_matches_any_word(home: Home, cc_root: Path) -> None:
     _archive(home, cc_root)
     block = recall(home.db, ["tomatoes", "and a pelican logo"], cap=2000)
     texts = " ".join(h.text for h in block.details)
     assert "pelican" in texts and "Black Krim" in texts
 
 
-def test_recall_excludes_what_the_context_already_holds(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recall_excludes_what_the_context_already_holds(home: Home, cc_root: Path) -> None:
     _archive(home, cc_root)
     present = "We picked Black Krim tomatoes for the raised bed."
     block = recall(home.db, ["black krim tomatoes"], cap=2000, present_texts=[present])
@@ -156,7 +157,7 @@ def test_recall_excludes_what_the_context_already_holds(home, cc_root: Path) -> 
     assert all(h.uuid != "m1" for h in block.details)
 
 
-def test_recall_knowledge_from_a_facts_provider(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recall_knowledge_from_a_facts_provider(home: Home, cc_root: Path) -> None:
     _archive(home, cc_root)
     asked: list[tuple[str, int]] = []
 
@@ -170,7 +171,7 @@ def test_recall_knowledge_from_a_facts_provider(home, cc_root: Path) -> None:  #
     assert block.text.index("<knowledge>") < block.text.index("<detail>")
 
 
-def test_recall_with_no_query_or_no_budget_is_empty(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_recall_with_no_query_or_no_budget_is_empty(home: Home, cc_root: Path) -> None:
     _archive(home, cc_root)
     assert not recall(home.db, ["hi"], cap=2000)
     assert not recall(home.db, ["tomatoes"], cap=0)

@@ -21,6 +21,7 @@ from clawback.core.chat.sessions import (
 from clawback.core.claude.events import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ConfigError, NotFoundError, SessionKeyError
+from clawback.core.home import Home
 from clawback.core.search.engine import search
 
 from tests.helpers import cc_assistant, cc_user, write_lines
@@ -47,11 +48,13 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(home, clock: Clock) -> SessionStore:  # type: ignore[no-untyped-def]
+def store(home: Home, clock: Clock) -> SessionStore:
+    def reindex(path: Path) -> None:
+        home.ingest_changed({path})
+
     return SessionStore(
-        home.db, home.paths, home.config.chat, clock=clock, tz=UTC,
-        on_write=lambda path: home.ingest_changed({path}),
-    )  # fmt: skip
+        home.db, home.paths, home.config.chat, clock=clock, tz=UTC, on_write=reindex
+    )
 
 
 # ------------------------------------------------------------------------------- freshness
@@ -100,7 +103,9 @@ def test_idle_policy_starts_a_new_session_and_keeps_the_old(
         ((5, 1, 23, 0), (5, 2, 1, 0), True),  # past midnight is not a new day yet
     ],
 )
-def test_daily_policy(updated: tuple[int, ...], now: tuple[int, ...], fresh: bool) -> None:
+def test_daily_policy(
+    updated: tuple[int, int, int, int], now: tuple[int, int, int, int], fresh: bool
+) -> None:
     policy = FreshnessPolicy("daily", at_hour=4)
     last = datetime(2026, *updated, tzinfo=UTC)
     assert policy.is_fresh(last, datetime(2026, *now, tzinfo=UTC), UTC) is fresh
@@ -114,7 +119,7 @@ def test_daily_policy_uses_local_time() -> None:
     assert not policy.is_fresh(last, datetime(2026, 5, 1, 2, 0, tzinfo=UTC), plus2)
 
 
-def test_daily_policy_through_the_store(home, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+def test_daily_policy_through_the_store(home: Home, clock: Clock) -> None:
     chat = ChatConfig(session_reset="daily", at_hour=4)
     store = SessionStore(home.db, home.paths, chat, clock=clock, tz=UTC)
     clock.now = datetime(2026, 5, 1, 22, 0, tzinfo=UTC)
@@ -123,7 +128,7 @@ def test_daily_policy_through_the_store(home, clock: Clock) -> None:  # type: ig
     assert store.get_or_create(KEY)[0].id == first.id
     clock.now = datetime(2026, 5, 2, 4, 0, tzinfo=UTC)
     assert store.peek(KEY) is None  # peek never writes...
-    assert store.current(KEY).id == first.id  # type: ignore[union-attr]
+    assert (current := store.current(KEY)) is not None and current.id == first.id
     assert store.get_or_create(KEY)[1] is True
 
 
@@ -207,7 +212,7 @@ def test_reset_makes_a_new_current_session_with_the_model(
     new = store.reset(KEY, model_override="opus")
     assert new.id != old.id and new.model_override == "opus" and new.current
     assert not store.require(old.id).current
-    assert store.current(KEY).id == new.id  # type: ignore[union-attr]
+    assert (current := store.current(KEY)) is not None and current.id == new.id
 
 
 # ------------------------------------------------------------------------------------ labels
@@ -225,7 +230,7 @@ def test_label_commands_and_normalisation() -> None:
     assert len(normalize_label("z" * 100) or "") == 64
 
 
-def test_set_label_is_stored_written_and_searchable(store: SessionStore, home) -> None:  # type: ignore[no-untyped-def]
+def test_set_label_is_stored_written_and_searchable(store: SessionStore, home: Home) -> None:
     session, _ = store.get_or_create(KEY)
     assert store.set_label(session.id, "  Tomato   planning 2026 ") == "Tomato planning 2026"
     assert store.require(session.id).label == "Tomato planning 2026"
@@ -256,7 +261,7 @@ def test_fork_of_a_chat_names_its_parent(store: SessionStore, clock: Clock) -> N
     assert header["parent"] == parent.id
 
 
-def test_fork_of_an_archived_session(store: SessionStore, home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fork_of_an_archived_session(store: SessionStore, home: Home, cc_root: Path) -> None:
     sid = "0b8c1f9e-1111-4222-8333-944455556666"
     write_lines(
         cc_root / "proj" / f"{sid}.jsonl",
@@ -289,7 +294,7 @@ def test_usage_counters_follow_the_latest_turn(store: SessionStore) -> None:
     assert again.last_model == "claude-opus-5-5"
 
 
-def test_search_finds_nothing_of_an_empty_session(store: SessionStore, home) -> None:  # type: ignore[no-untyped-def]
+def test_search_finds_nothing_of_an_empty_session(store: SessionStore, home: Home) -> None:
     session, _ = store.get_or_create(KEY)
     home.ingest_changed({session.transcript_path})
     assert search(home.db, "alice").hits == []

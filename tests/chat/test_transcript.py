@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 from clawback.core.chat.transcript import Transcript
 from clawback.core.formats.native import (
@@ -13,6 +14,7 @@ from clawback.core.formats.native import (
     message_event,
     session_header,
 )
+from clawback.core.home import Home
 
 T0 = "2026-05-01T10:00:00.000Z"
 
@@ -25,7 +27,7 @@ def header(session_id: str = "s-1", parent: str | None = None) -> dict:
     return session_header(session_id, "local:alice", T0, parent=parent)
 
 
-def msg(n: int, role: str = "user", text: str | None = None, **kw) -> dict:  # type: ignore[no-untyped-def]
+def msg(n: int, role: str = "user", text: str | None = None, **kw: Any) -> dict[str, Any]:
     return message_event(f"m{n}", role, text or f"message {n}", ts(n), **kw)
 
 
@@ -157,7 +159,7 @@ def test_a_missing_file_reads_as_empty(tmp_path: Path) -> None:
     assert view.header is None and view.messages == [] and not view.torn_tail
 
 
-def test_the_index_reads_a_repaired_transcript_whole(home) -> None:  # type: ignore[no-untyped-def]
+def test_the_index_reads_a_repaired_transcript_whole(home: Home) -> None:
     from clawback.core.archive.sessions import session_messages
 
     t = Transcript(home.paths.sessions / "s-1.jsonl")

@@ -61,7 +61,9 @@ def home(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def open_worker(home: Path, embedder: HashEmbedder | None = None, batch: int = 4):
+def open_worker(
+    home: Path, embedder: HashEmbedder | None = None, batch: int = 4
+) -> tuple[sqlite_utils.Database, VectorStore, EmbeddingWorker]:
     db = connect(home / "clawback.db")
     store = VectorStore.open(home / "embeddings.db")
     return db, store, EmbeddingWorker(db, store, embedder or HashEmbedder(16), batch=batch)

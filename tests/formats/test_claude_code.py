@@ -456,7 +456,11 @@ def test_a_failed_tool_result_is_marked_an_error() -> None:
     from clawback.core.formats.claude_code import parse_line as parse_cc
 
     def result(is_error: object) -> dict[str, object]:
-        block = {"type": "tool_result", "tool_use_id": "t1", "content": "ls: no such file"}
+        block: dict[str, object] = {
+            "type": "tool_result",
+            "tool_use_id": "t1",
+            "content": "ls: no such file",
+        }
         if is_error is not None:
             block["is_error"] = is_error
         return {"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",

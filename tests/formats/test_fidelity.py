@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.archive.sessions import resolve_session, session_messages
@@ -24,7 +25,7 @@ from clawback.core.ingest.health import health
 from clawback.core.ingest.sources import SourceRoot
 from clawback.core.ingest.stats import IngestStats
 from clawback.core.records import Source
-from clawback.core.search.engine import SearchFilters, search
+from clawback.core.search.engine import SearchFilters, SearchHit, search
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "fidelity"
 PROJECT = "-home-user-work-harbor"
@@ -58,8 +59,8 @@ def harbor(home: Home, cc_root: Path) -> Home:
     return home
 
 
-def hit(home: Home, query: str, **filters: object):  # type: ignore[no-untyped-def]
-    hits = search(home.db, query, SearchFilters(**filters)).hits  # type: ignore[arg-type]
+def hit(home: Home, query: str, **filters: Any) -> SearchHit:
+    hits = search(home.db, query, SearchFilters(**filters)).hits
     assert hits, f"no hit for {query!r}"
     return hits[0]
 

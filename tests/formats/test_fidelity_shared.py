@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ def peers(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def peer_homes(peers: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Home]:
+def peer_homes(peers: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Home]]:
     """Every peer folder ingested into its own home, once for the module."""
     homes: dict[str, Home] = {}
     for folder in sorted(p for p in peers.iterdir() if p.is_dir()):

@@ -356,7 +356,7 @@ def test_load_session_store_never_raises(tmp_path_factory: Any, data: dict[str, 
 def test_a_failed_tool_result_is_marked_an_error() -> None:
     from clawback.core.formats.openclaw import parse_line as parse_openclaw
 
-    line = {
+    line: dict[str, Any] = {
         "type": "message",
         "id": "r1",
         "timestamp": "2026-01-01T00:00:00Z",
@@ -365,5 +365,5 @@ def test_a_failed_tool_result_is_marked_an_error() -> None:
     }  # fmt: skip
     (entry,) = parse_openclaw(line).entries
     assert entry.kind == "tool_result" and entry.error
-    line["message"]["isError"] = False  # type: ignore[index]
+    line["message"]["isError"] = False
     assert not parse_openclaw(line).entries[0].error

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from clawback.core.errors import SessionKeyError, UsageError
 from clawback.core.formats.session_keys import (
@@ -147,7 +149,7 @@ def test_builders_produce_the_documented_strings() -> None:
         lambda: subagent_key(main_key("main"), "a:b"),
     ],
 )
-def test_builders_reject_parts_that_would_not_read_back(build) -> None:  # type: ignore[no-untyped-def]
+def test_builders_reject_parts_that_would_not_read_back(build: Callable[[], str]) -> None:
     with pytest.raises(SessionKeyError):
         build()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_install_status_uninstall(user: Path, tmp_path: Path) -> None:
     settings = user / ".claude" / "settings.json"
     settings.parent.mkdir()
-    theirs = {
+    theirs: dict[str, Any] = {
         "model": "opus",
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
     }

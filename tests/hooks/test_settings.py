@@ -45,7 +45,7 @@ def test_the_command_names_this_clawback_this_home_and_the_event() -> None:
 
 
 def test_merge_appends_after_their_hooks_and_keeps_everything_else() -> None:
-    mine = {
+    mine: dict[str, Any] = {
         "model": "sonnet",
         "permissions": {"allow": ["Bash(ls:*)"]},
         "hooks": {"Stop": [{"matcher": "", "hooks": [THEIRS]}]},

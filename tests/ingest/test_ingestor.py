@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 from clawback.core.archive.sessions import list_sessions, resolve_session, session_messages
 from clawback.core.home import Home
 from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.stats import IngestStats
 from clawback.core.search.engine import SearchFilters, search
 
 from tests.helpers import cc_assistant, cc_user, entry_rows, write_lines
 
 
-def ingest(home: Home, root: Path):  # type: ignore[no-untyped-def]
+def ingest(home: Home, root: Path) -> IngestStats:
     from clawback.core.records import Source
 
     return home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, root, "test")], full_scan=True)
@@ -69,13 +71,15 @@ def test_new_file_is_imported_and_every_kind_is_searchable(home: Home, cc_root: 
     assert search(home.db, "plumbus", SearchFilters(kind="tool")).hits
 
 
-def test_unchanged_file_is_not_read_again(home: Home, cc_root: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_unchanged_file_is_not_read_again(
+    home: Home, cc_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_lines(cc_root / "p" / "s1.jsonl", [cc_user("s1", "u1", "hello there world")])
     ingest(home, cc_root)
     opened: list[str] = []
     real_open = Path.open
 
-    def spy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(self: Path, *args: Any, **kwargs: Any) -> IO[Any]:
         opened.append(str(self))
         return real_open(self, *args, **kwargs)
 

@@ -93,7 +93,7 @@ def entries_so_far(home: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def clean(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def clean(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
     home = tmp_path_factory.mktemp("clean")
     proc = start_ingest(home, corpus)
     _, stderr = proc.communicate(timeout=300)
@@ -103,8 +103,8 @@ def clean(corpus: Path, tmp_path_factory: pytest.TempPathFactory):  # type: igno
 
 def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
     corpus: Path,
-    clean,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    clean: Snapshot,
+    tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
     complete = {key: lines for key, _, lines in clean[3]}
@@ -135,8 +135,8 @@ def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
 
 def test_two_ingests_at_once_neither_corrupt_nor_duplicate(
     corpus: Path,
-    clean,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    clean: Snapshot,
+    tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
     first, second = start_ingest(home, corpus), start_ingest(home, corpus)

@@ -37,7 +37,7 @@ from clawback.core.claude.errors import (
     ClaudeRateLimited,
     ClaudeTimeout,
 )
-from clawback.core.claude.events import SystemInit, TextDelta
+from clawback.core.claude.events import Result, SystemInit, TextDelta
 from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
@@ -159,14 +159,14 @@ async def test_a_turn_streams_and_finishes(
     async with contextlib.aclosing(runner.stream(prompt, system_prompt=SYSTEM)) as stream:
         async for event in stream:
             events.append(event)
-    assert isinstance(events[0], SystemInit)
-    result = events[-1]
+    init, result = events[0], events[-1]
+    assert isinstance(init, SystemInit) and isinstance(result, Result) and result.usage
     assert result.reply == "ECHO: " + prompt
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == result.reply
     assert result.usage.cache_read == 200 and result.usage.cache_write == 20
     assert result.usage.output == 60 and result.usage.input > 0
     [request] = standin.state.requests
-    assert result.model == request["model"] == events[0].model
+    assert result.model == request["model"] == init.model
     assert result.context_window and result.context_window > 0
     assert SYSTEM in system_texts(request)  # --system-prompt replaced the default prompt
     assert request["tools"] == []  # --tools "" turned the built-in tools off

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.home import Home
@@ -184,7 +185,7 @@ def test_odd_queries_get_a_result(tools: MemoryTools, query: str) -> None:
     ],
 )
 def test_bad_inputs_fail_with_one_sentence(
-    tools: MemoryTools, arguments: dict[str, str], says: str
+    tools: MemoryTools, arguments: dict[str, Any], says: str
 ) -> None:
     with pytest.raises(ToolInputError) as caught:
         tools.search(**arguments)

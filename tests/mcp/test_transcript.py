@@ -17,6 +17,7 @@ from clawback.core.chat.engine import ChatEngine, ToolCalled
 from clawback.core.claude.events import AssistantMessage, Event, ToolCall, parse_stream_line
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.formats.native import parse_line, tool_call_event
+from clawback.core.home import Home
 from clawback.core.records import Kind, Role
 
 CAPTURE = Path(__file__).parents[1] / "fixtures" / "claude_stream_mcp_tool.jsonl"
@@ -54,7 +55,7 @@ def test_a_tool_call_line_is_indexed_as_a_folded_tool_use() -> None:
     assert entry.display == "memory_get: fact:3" and json.loads(entry.text) == {"ref": "fact:3"}
 
 
-async def test_a_turn_that_used_a_tool_shows_it_before_the_reply(home) -> None:  # type: ignore[no-untyped-def]
+async def test_a_turn_that_used_a_tool_shows_it_before_the_reply(home: Home) -> None:
     runner = ReplayRunner("claude")
     engine = ChatEngine(
         home.db, home.paths, home.config.chat, index=home.ingest_changed, runner=runner, tz=UTC

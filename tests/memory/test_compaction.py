@@ -12,6 +12,7 @@ from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import ClaudeError, ClaudeTimeout
 from clawback.core.claude.events import Usage
+from clawback.core.home import Home
 from clawback.core.memory.compaction import (
     COMPACTION_PROMPT,
     CompactionError,
@@ -34,6 +35,7 @@ from .test_flush import (  # noqa: F401  (fixtures)
     KEY,
     clock_fixture,
     engine_fixture,
+    lifecycle,
     seed,
 )
 
@@ -46,17 +48,17 @@ def lines(session: ChatSession) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.transcript_path.read_text().splitlines()]
 
 
-def ledger(home) -> list[tuple[Any, ...]]:
+def ledger(home: Home) -> list[tuple[Any, ...]]:
     return home.db.execute("SELECT * FROM compactions").fetchall()
 
 
 async def test_compaction_keeps_every_line_and_records_everything(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 10)
     before = session.transcript_path.read_bytes()
     fake_claude.reply(SUMMARY)
-    record = await engine.hooks.compactor.compact(session)
+    record = await lifecycle(engine).compactor.compact(session)
     assert record is not None
     after = session.transcript_path.read_bytes()
     assert after.startswith(before)  # every original line, byte for byte
@@ -93,7 +95,7 @@ async def test_the_next_turn_sees_the_summary_and_the_kept_messages_only(
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    await engine.hooks.compactor.compact(session)
+    await lifecycle(engine).compactor.compact(session)
     history = engine.history(engine.store.require(session.id))
     assert history.summary == SUMMARY
     assert [m.id for m in history.messages] == [f"{session.id[:8]}-m{i}" for i in range(4, 10)]
@@ -107,14 +109,14 @@ async def test_the_next_turn_sees_the_summary_and_the_kept_messages_only(
 
 
 async def test_a_second_compaction_summarizes_the_first(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 8)
     fake_claude.reply(SUMMARY)
-    await engine.hooks.compactor.compact(session)
+    await lifecycle(engine).compactor.compact(session)
     session = seed(engine, 4)
     fake_claude.reply("Second summary.")
-    await engine.hooks.compactor.compact(session)
+    await lifecycle(engine).compactor.compact(session)
     stdin = fake_claude.last_call()["stdin"]
     assert f"<earlier-summary>\n{SUMMARY}\n</earlier-summary>" in stdin
     newest, oldest = list_compactions(home.db, session.id)
@@ -127,11 +129,11 @@ async def test_a_second_compaction_summarizes_the_first(
 
 @pytest.mark.parametrize("how", ["err429", "err529", "timeout", "empty", "no_reply"])
 async def test_a_failed_compaction_leaves_everything_as_it_was(
-    engine: ChatEngine, fake_claude: FakeClaude, home, how: str
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home, how: str
 ) -> None:
     session = seed(engine, 10)
     transcript = session.transcript_path.read_bytes()
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     expected: type[Exception] = ClaudeError
     if how in ("err429", "err529"):
         fake_claude.mode(how)
@@ -150,11 +152,11 @@ async def test_a_failed_compaction_leaves_everything_as_it_was(
 
 
 async def test_a_failing_transcript_write_rolls_the_database_back(
-    engine: ChatEngine, fake_claude: FakeClaude, home, monkeypatch: pytest.MonkeyPatch
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     proposal = await compactor.propose(session)
 
     def broken(self: Transcript, lines: Any, *, sync: bool = False) -> None:
@@ -167,11 +169,11 @@ async def test_a_failing_transcript_write_rolls_the_database_back(
 
 
 async def test_propose_then_confirm_or_cancel(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 9)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     transcript = session.transcript_path.read_bytes()
     proposal = await compactor.propose(session, keep=2)
     assert proposal.summary == SUMMARY and proposal.messages_removed == 7
@@ -197,7 +199,7 @@ async def test_propose_then_confirm_or_cancel(
 async def test_a_stale_proposal_is_refused(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     first = await compactor.propose(session)
     second = await compactor.propose(session)
     compactor.commit(first)
@@ -209,7 +211,7 @@ async def test_a_stale_proposal_is_refused(engine: ChatEngine, fake_claude: Fake
 async def test_nothing_to_compact(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     session = seed(engine, 6)
     with pytest.raises(NothingToCompact):
-        await engine.hooks.compactor.propose(session)
+        await lifecycle(engine).compactor.propose(session)
     assert fake_claude.calls() == []
 
 
@@ -220,7 +222,7 @@ async def test_long_messages_are_cut_to_fit_the_summarization_call(
     store = engine.store
     store.record_usage(session.id, Usage(input=1), context_window=60_000)
     fake_claude.reply(SUMMARY)
-    await engine.hooks.compactor.propose(store.require(session.id))
+    await lifecycle(engine).compactor.propose(store.require(session.id))
     stdin = fake_claude.last_call()["stdin"]
     assert len(stdin) < (60_000 - 16_000) * 3 and "characters cut" in stdin
 
@@ -229,11 +231,11 @@ async def test_long_messages_are_cut_to_fit_the_summarization_call(
 
 
 async def test_facts_are_extracted_from_the_compacted_messages_in_the_background(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.structured(
@@ -254,11 +256,11 @@ async def test_facts_are_extracted_from_the_compacted_messages_in_the_background
 
 
 async def test_a_failed_extraction_is_only_reported(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("err429")
@@ -273,11 +275,11 @@ async def test_a_failed_extraction_is_only_reported(
 
 
 async def test_cancelling_the_extraction_stops_claude(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 10)
     fake_claude.reply(SUMMARY)
-    compactor = engine.hooks.compactor
+    compactor = lifecycle(engine).compactor
     proposal = await compactor.propose(session)
     compactor.commit(proposal)
     fake_claude.mode("hang")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.chat.engine import ChatEngine
@@ -13,12 +14,13 @@ from clawback.core.claude.errors import ClaudeRateLimited
 from clawback.core.claude.events import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.formats.native import message_event
+from clawback.core.home import Home
 from clawback.core.memory.flush import (
     FLUSH_SYSTEM_PROMPT,
     FlushPolicy,
     is_no_reply,
 )
-from clawback.core.memory.lifecycle import CompactionPolicy
+from clawback.core.memory.lifecycle import CompactionPolicy, MemoryLifecycleHooks
 from clawback.core.search.engine import search
 from clawback.core.timeutil import format_ts
 
@@ -47,8 +49,14 @@ def clock_fixture() -> Clock:
 
 
 @pytest.fixture(name="engine")
-def engine_fixture(home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:
+def engine_fixture(home: Home, fake_claude: FakeClaude, clock: Clock) -> ChatEngine:
     return home.chat_engine(runner=fake_claude.runner(timeout=10.0), clock=clock, tz=UTC)
+
+
+def lifecycle(engine: ChatEngine) -> MemoryLifecycleHooks:
+    """The engine's memory lifecycle: what a home's chat engines run between turns."""
+    assert isinstance(engine.hooks, MemoryLifecycleHooks)
+    return engine.hooks
 
 
 def seed(
@@ -72,11 +80,13 @@ def seed(
     return engine.store.require(session.id)
 
 
-def with_usage(engine: ChatEngine, session: ChatSession, total: int, window: int | None = None):
+def with_usage(
+    engine: ChatEngine, session: ChatSession, total: int, window: int | None = None
+) -> ChatSession:
     return engine.store.record_usage(session.id, Usage(input=total), context_window=window)
 
 
-def make_session(**values: object) -> ChatSession:
+def make_session(**values: Any) -> ChatSession:
     base = ChatSession(
         "s1", KEY, "/tmp/s1.jsonl", "2026-05-01T10:00:00.000Z", "2026-05-01T10:00:00.000Z"
     )
@@ -132,7 +142,7 @@ def test_once_per_compaction_cycle() -> None:
 
 def test_once_per_cycle_through_the_store(engine: ChatEngine) -> None:
     session = with_usage(engine, seed(engine, 2), 195_000)
-    assert engine.hooks.flush.should_flush(session)
+    assert lifecycle(engine).flush.should_flush(session)
     engine.store.mark_memory_flush(session.id)
     session = engine.store.require(session.id)
     assert (session.memory_flush_compaction_count, session.memory_flush_at is not None) == (0, True)
@@ -154,11 +164,11 @@ def test_no_reply_detection(reply: str, empty: bool) -> None:
 
 
 async def test_propose_writes_nothing_and_returns_the_diff(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 4, words="we talked about tomatoes")
     fake_claude.reply(NOTES)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     proposal = await flush.propose(session)
     assert proposal.notes == NOTES and not proposal.empty
     assert proposal.target_name == "memory/2026-05-01.md"
@@ -177,7 +187,7 @@ async def test_propose_writes_nothing_and_returns_the_diff(
 
 
 async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 4)
     engine.store.set_label(session.id, "Garden plans")
@@ -186,7 +196,7 @@ async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
     existing.parent.mkdir(parents=True)
     existing.write_text("# 2026-05-01\n\nWritten by hand.\n")
     fake_claude.reply(NOTES)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     proposal = await flush.propose(session)
     written = flush.apply(proposal)
     assert written == existing
@@ -206,7 +216,7 @@ async def test_apply_appends_under_a_heading_and_is_searchable_at_once(
 
 
 async def test_apply_never_writes_through_a_symlinked_backup(
-    engine: ChatEngine, fake_claude: FakeClaude, home, tmp_path: Path
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home, tmp_path: Path
 ) -> None:
     """Issue 11: ``flush --yes`` replaced the file a ``<today>.md.bak`` link pointed at."""
     session = seed(engine, 4)
@@ -217,7 +227,7 @@ async def test_apply_never_writes_through_a_symlinked_backup(
     note.write_text("# 2026-05-01\n")
     note.with_name("2026-05-01.md.bak").symlink_to(outside)
     fake_claude.reply(NOTES)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     assert flush.apply(await flush.propose(session)) == note
     assert outside.read_text() == "NOT YOURS\n"
     backup = note.with_name("2026-05-01.md.bak")
@@ -225,11 +235,11 @@ async def test_apply_never_writes_through_a_symlinked_backup(
 
 
 async def test_no_reply_writes_nothing_but_counts_as_the_cycles_flush(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = with_usage(engine, seed(engine, 4), 195_000)
     fake_claude.reply("NO_REPLY")
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     proposal = await flush.propose(session)
     assert proposal.empty and proposal.notes == "" and proposal.diff == "" and proposal.block == ""
     assert flush.apply(proposal) is None
@@ -241,27 +251,27 @@ async def test_a_session_with_nothing_said_calls_no_claude(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     session, _ = engine.store.get_or_create(KEY)
-    proposal = await engine.hooks.flush.propose(session)
+    proposal = await lifecycle(engine).flush.propose(session)
     assert proposal.empty and fake_claude.calls() == []
 
 
 async def test_a_failed_flush_changes_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 4)
     fake_claude.mode("err429")
     with pytest.raises(ClaudeRateLimited):
-        await engine.hooks.flush.run(session)
+        await lifecycle(engine).flush.run(session)
     assert engine.store.require(session.id) == session
     assert not (home.paths.workspace / "memory").exists()
 
 
 async def test_secrets_in_the_notes_are_masked(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply("- The deploy key is sk-ant-api03-" + "a1B2c3D4" * 8)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     written = flush.apply(await flush.propose(session))
     assert written is not None
     text = Path(written).read_text()
@@ -274,11 +284,11 @@ EDITED = "- Alice grows Green Zebra tomatoes now.\n- Next: compost from the co-o
 
 
 async def test_edited_notes_replace_the_proposal_under_the_same_heading(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 4)
     fake_claude.reply(NOTES)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     proposal = await flush.propose(session)
     edited = proposal.with_notes(f"\n  {EDITED}  \n")
     assert edited.notes == EDITED and edited.heading == proposal.heading
@@ -296,10 +306,10 @@ async def test_edited_notes_replace_the_proposal_under_the_same_heading(
 
 
 async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     fake_claude.reply(NOTES)
-    proposal = await engine.hooks.flush.propose(seed(engine, 2))
+    proposal = await lifecycle(engine).flush.propose(seed(engine, 2))
     assert "+# 2026-05-01\n" in proposal.diff  # the file did not exist yet
     proposal.target.parent.mkdir(parents=True)
     proposal.target.write_text("# 2026-05-01\n\nWritten meanwhile.\n")
@@ -310,11 +320,11 @@ async def test_edited_notes_are_diffed_against_the_file_as_it_is_now(
 
 
 async def test_edited_notes_are_masked_and_blank_ones_write_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     session = seed(engine, 2)
     fake_claude.reply(NOTES)
-    flush = engine.hooks.flush
+    flush = lifecycle(engine).flush
     proposal = await flush.propose(session)
     secret = "sk-ant-api03-" + "a1B2c3D4" * 8
     masked = proposal.with_notes(f"- The deploy key is {secret}")

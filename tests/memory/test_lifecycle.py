@@ -14,6 +14,7 @@ from clawback.core.chat.engine import (
 )
 from clawback.core.claude.errors import ClaudeTimeout
 from clawback.core.claude.events import Usage
+from clawback.core.home import Home
 from clawback.core.memory.compaction import COMPACTION_PROMPT, list_compactions
 from clawback.core.memory.facts import FactStore, NewFact
 from clawback.core.memory.flush import FLUSH_SYSTEM_PROMPT, FlushPolicy
@@ -53,7 +54,7 @@ def system_prompts(fake: FakeClaude) -> list[str]:
     return [c["argv"][c["argv"].index("--system-prompt") + 1] for c in fake.calls()]
 
 
-def test_the_app_wires_the_lifecycle_and_the_facts_by_default(home) -> None:
+def test_the_app_wires_the_lifecycle_and_the_facts_by_default(home: Home) -> None:
     engine = home.chat_engine()
     assert isinstance(engine.hooks, MemoryLifecycleHooks) and engine.hooks.sessions is engine.store
     assert engine.facts_provider is not None
@@ -62,7 +63,7 @@ def test_the_app_wires_the_lifecycle_and_the_facts_by_default(home) -> None:
 
 
 async def test_facts_reach_the_recalled_context(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     FactStore(home.db).add(NewFact("decision", "The greenhouse uses quokkaberry compost."))
     await turn(engine, "which compost does the greenhouse use?")
@@ -70,7 +71,7 @@ async def test_facts_reach_the_recalled_context(
 
 
 async def test_auto_flush_then_auto_compaction_across_turns(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     # window 20,000: a flush is due at 11,000 tokens, a prompt over 4,000 is compacted
     fake_claude.reply(REPLY).context_window(20_000).usage(input=12_000)
@@ -123,7 +124,7 @@ async def test_auto_flush_then_auto_compaction_across_turns(
 
 
 async def test_the_flush_runs_before_an_automatic_compaction_even_below_its_threshold(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     # a 5,000 floor puts the flush threshold (11k) above compaction's (4k) in this small window
     hooks_of(engine).flush.policy = FlushPolicy(reserve_tokens_floor=5_000)
@@ -144,7 +145,7 @@ async def test_the_flush_runs_before_an_automatic_compaction_even_below_its_thre
 
 
 async def test_ask_mode_asks_once_and_writes_nothing(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     home.config.chat.flush_mode = "ask"
     fake_claude.reply("fine").context_window(20_000).usage(input=12_000)
@@ -163,7 +164,7 @@ async def test_ask_mode_asks_once_and_writes_nothing(
 
 
 async def test_off_mode_never_flushes_but_still_compacts(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     home.config.chat.flush_mode = "off"
     hooks_of(engine).extract_facts = False
@@ -203,7 +204,7 @@ async def test_a_failed_flush_never_blocks_the_turn(
 
 
 async def test_a_failed_compaction_never_blocks_the_turn(
-    engine: ChatEngine, fake_claude: FakeClaude, home, monkeypatch: pytest.MonkeyPatch
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home.config.chat.flush_mode = "off"
     hooks = hooks_of(engine)
@@ -236,7 +237,7 @@ def test_compaction_policy_boundaries() -> None:
 
 
 async def test_no_flush_and_no_compaction_when_only_the_new_message_is_too_big(
-    engine: ChatEngine, fake_claude: FakeClaude, home
+    engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     home.config.chat.context_window = 20_000  # no window reported yet: the config's is used
     fake_claude.reply("fine")

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 
 SIZE = (120, 40)
@@ -22,6 +23,6 @@ def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def tui(demo_home) -> ClawbackApp:  # type: ignore[no-untyped-def]
+def tui(demo_home: Home) -> ClawbackApp:
     """The app on the demo home, without the file watcher (tests that need it build their own)."""
     return make_app(demo_home, watch=False)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
+from textual.worker import Worker
 
 
-def _busy(app: App[object]) -> list:  # type: ignore[type-arg]
+def _busy(app: App[Any]) -> list[Worker[Any]]:
     """Running workers, except the live-update watcher, which runs until the app exits."""
     return [w for w in app.workers if w.group != "watcher" and not w.is_finished]
 
 
-async def settle(pilot: Pilot[object], rounds: int = 100, quiet: int = 3) -> None:
+async def settle(pilot: Pilot[Any], rounds: int = 100, quiet: int = 3) -> None:
     """Wait until every worker has finished and what they posted is handled and painted.
 
     A finished worker's messages may start more work a few hops later (a page of sessions
@@ -38,7 +40,7 @@ async def settle(pilot: Pilot[object], rounds: int = 100, quiet: int = 3) -> Non
 
 
 async def wait_until(
-    pilot: Pilot[object], condition: Callable[[], object], timeout: float = 10.0
+    pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 10.0
 ) -> None:
     """For events from outside the app (a file watcher): poll ``condition`` until it holds."""
     deadline = time.monotonic() + timeout
@@ -49,9 +51,7 @@ async def wait_until(
     await settle(pilot)
 
 
-async def until(
-    pilot: Pilot[object], condition: Callable[[], object], timeout: float = 15.0
-) -> None:
+async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 15.0) -> None:
     """Poll ``condition`` while a worker is still running (``settle`` would wait for it to end:
     a reply half-way through streaming, say)."""
     deadline = time.monotonic() + timeout

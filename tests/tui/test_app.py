@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import tomllib
 
+from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.search import SearchPane
 from clawback.tui.panes.sessions import SessionsPane
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.screens.help import HelpScreen
 from textual.command import CommandPalette
-from textual.widgets import Input
+from textual.widgets import ContentSwitcher, Input
 
 from .conftest import SIZE
 from .pilot import settle
@@ -33,19 +34,19 @@ async def test_pane_keys_help_and_new_chat(tui: ClawbackApp) -> None:
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f5")
-        assert tui.query_one("#main").current == "memory"
+        assert tui.query_one("#main", ContentSwitcher).current == "memory"
         await pilot.press("f2")
         assert tui.focused is not None and tui.focused.parent is tui.query_one(SessionsPane)
         await pilot.press("f3")
-        assert tui.query_one("#main").current == "transcript"
+        assert tui.query_one("#main", ContentSwitcher).current == "transcript"
         await pilot.press("ctrl+n")
-        assert tui.query_one("#main").current == "transcript"
+        assert tui.query_one("#main", ContentSwitcher).current == "transcript"
         assert tui.focused is tui.query_one("#chat-input")
         assert tui.query_one(TranscriptPane).session is None  # a fresh chat
         await pilot.press("f6")
-        assert tui.query_one("#main").current == "compaction"
+        assert tui.query_one("#main", ContentSwitcher).current == "compaction"
         await pilot.press("f7")
-        assert tui.query_one("#main").current == "transcript"
+        assert tui.query_one("#main", ContentSwitcher).current == "transcript"
         assert tui.focused is tui.query_one("#chat-input")
         await pilot.press("f1")
         assert isinstance(tui.screen, HelpScreen)
@@ -107,7 +108,7 @@ async def test_theme_switch_from_the_palette_persists(tui: ClawbackApp) -> None:
     assert config["ui"]["theme"] == "clawback-dusk"
 
 
-async def test_a_broken_theme_falls_back_with_a_notification(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_a_broken_theme_falls_back_with_a_notification(demo_home: Home) -> None:
     themes = demo_home.paths.home / "themes"
     themes.mkdir()
     (themes / "broken.toml").write_text('name = "broken"\n[colors]\nprimary = "not-a-colour"\n')
@@ -133,7 +134,7 @@ async def test_a_failing_worker_becomes_a_notification(tui: ClawbackApp) -> None
         assert "NotFoundError" not in errors[-1].message  # a user-facing error reads as one
 
 
-async def test_hiding_the_sessions_list_is_remembered(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_hiding_the_sessions_list_is_remembered(demo_home: Home) -> None:
     tui = make_app(demo_home, watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -157,7 +158,7 @@ async def test_pane_keys_wait_while_a_dialog_is_open(tui: ClawbackApp) -> None:
         await settle(pilot)
         await pilot.press("f1")
         assert isinstance(tui.screen, HelpScreen)
-        main = tui.query_one("#main")
+        main = tui.query_one("#main", ContentSwitcher)
         for key in ("f5", "ctrl+f", "f6", "ctrl+n"):
             await pilot.press(key)
             await settle(pilot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from clawback.core.config import update_setting
 from clawback.core.home import Home
@@ -15,6 +16,7 @@ from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.screens.dialogs import PromptScreen
 from clawback.tui.widgets.message_view import MessageView
 from clawback.tui.widgets.message_window import PAGE as TRANSCRIPT_PAGE
+from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Select, Static
 
 from .conftest import SIZE
@@ -87,7 +89,7 @@ def details(app: ClawbackApp) -> list[str]:
     return [str(o.prompt).split("\n")[1] for o in app.query_one(SessionList).options]
 
 
-async def choose_project(app: ClawbackApp, pilot, label: str) -> None:  # type: ignore[no-untyped-def]
+async def choose_project(app: ClawbackApp, pilot: Pilot[Any], label: str) -> None:
     """Open the project picker with its key and pick ``label`` with the cursor keys."""
     await pilot.press("p")
     await settle(pilot)
@@ -101,7 +103,7 @@ async def choose_project(app: ClawbackApp, pilot, label: str) -> None:  # type: 
     await settle(pilot)
 
 
-async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_choosing_a_project_narrows_the_list_and_is_kept(demo_home: Home) -> None:
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -162,7 +164,7 @@ async def test_new_sessions_update_the_project_counts(tui: ClawbackApp) -> None:
         assert labels[:2] == ["All projects", "lab (1)"]
 
 
-async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_home: Home) -> None:
     update_setting(demo_home.paths, "ui.sessions_project", "/home/demo/projects/retired")
     reopened = Home.open(demo_home.paths.home)
     app = make_app(reopened, watch=False)
@@ -225,7 +227,7 @@ async def test_sidechains_toggle_and_export(tui: ClawbackApp, tmp_path: Path) ->
         assert target.read_text().startswith("# Choosing the search index")
 
 
-async def test_list_pages_in_lazily(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_list_pages_in_lazily(demo_home: Home) -> None:
     many = PAGE * 2 + 50
     with sqlite3.connect(demo_home.paths.database) as conn:
         conn.executemany(
@@ -259,7 +261,7 @@ def session_id(app: ClawbackApp, title_start: str) -> str:
     raise AssertionError(f"no session titled {title_start!r}")
 
 
-async def test_a_long_session_renders_a_window_at_a_time(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_a_long_session_renders_a_window_at_a_time(demo_home: Home) -> None:
     total = 200
     with sqlite3.connect(demo_home.paths.database) as conn:
         conn.execute(

@@ -5,6 +5,7 @@ Claude Code session is forked on its first message."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from clawback.core.archive.sessions import list_sessions
 from clawback.core.home import Home
@@ -12,6 +13,7 @@ from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.chat_dock import ChatDock
 from clawback.tui.widgets.chat_input import ChatInput
+from clawback.tui.widgets.context_meter import ContextMeter
 from clawback.tui.widgets.message_view import MessageView
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -23,7 +25,7 @@ from .pilot import settle, until
 REPLY = "Zebracorns graze on **sidebar** meadows at dawn."
 
 
-async def chat(tui: ClawbackApp, pilot: Pilot[object], text: str) -> TranscriptPane:
+async def chat(tui: ClawbackApp, pilot: Pilot[Any], text: str) -> TranscriptPane:
     await settle(pilot)
     await pilot.press("ctrl+n")
     await settle(pilot)
@@ -61,7 +63,8 @@ async def test_a_turn_streams_into_the_transcript_and_is_stored(
         stored = [m.text for m in tui.store.messages(dock.session_id)]
         assert stored == ["hello there", REPLY]
         assert tui.store.session(dock.session_id).source == "native"  # listed at once
-        assert dock.query_one("#chat-meter").usage.tokens > 0  # type: ignore[attr-defined]
+        usage = dock.query_one("#chat-meter", ContextMeter).usage
+        assert usage is not None and usage.tokens > 0
 
         await pilot.press(*"and again", "enter")  # the next turn continues the same session
         await settle(pilot)
@@ -114,6 +117,7 @@ async def test_a_retry_after_a_failure_shows_and_stores_the_message_once(
         await pilot.press("enter")  # the message is back in the input: send it again
         await settle(pilot)
         dock = tui.query_one(ChatDock)
+        assert dock.session_id is not None
         stored = [m for m in tui.store.messages(dock.session_id) if m.role == "user"]
         assert [m.text for m in stored] == ["do not lose me"]
         assert [t for r, t in shown(pane) if r == "user"] == ["do not lose me"]
@@ -186,7 +190,8 @@ async def test_chatting_from_a_claude_code_session_forks_it(
             ("assistant", "Forked and answering."),
         ]
         engine = tui.store.clawback.chat_engine()
-        assert engine.store.get(dock.session_id).parent_id == parent.id
+        forked = engine.store.get(pane.session.id)
+        assert forked is not None and forked.parent_id == parent.id
         sent = fake_claude.last_call()["stdin"]
         said = [
             m for m in tui.store.messages(parent.id) if m.conversational and m.role == "assistant"

@@ -4,8 +4,9 @@ store (a superseded one refused), the correction outliving a reindex and extract
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from clawback.core.chat.sessions import ChatSession
 from clawback.core.demo.chat import SESSION_ID
 from clawback.core.home import Home
 from clawback.core.memory.compaction import list_compactions
@@ -40,7 +41,7 @@ def notices(tui: ClawbackApp) -> str:
     return " | ".join(n.message for n in tui._notifications)
 
 
-async def screen_of(pilot: Pilot[object], kind: type[T]) -> T:
+async def screen_of(pilot: Pilot[Any], kind: type[T]) -> T:
     """Wait until a ``kind`` dialog is on top and composed, and return it."""
     await until(pilot, lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.is_mounted)
     await pilot.pause()
@@ -49,9 +50,9 @@ async def screen_of(pilot: Pilot[object], kind: type[T]) -> T:
     return screen
 
 
-async def flush_dialog(  # type: ignore[no-untyped-def]
-    demo_home: Home, fake_claude: FakeClaude, pilot: Pilot[object], *, key: bool = True
-):
+async def flush_dialog(
+    demo_home: Home, fake_claude: FakeClaude, pilot: Pilot[Any], *, key: bool = True
+) -> ChatSession:
     """Open a seeded session's pane, ask for a flush (its key or its button) and wait for the
     three choices."""
     tui = pilot.app
@@ -69,12 +70,12 @@ async def flush_dialog(  # type: ignore[no-untyped-def]
     return session
 
 
-async def open_editor(pilot: Pilot[object]) -> EditorScreen:
+async def open_editor(pilot: Pilot[Any]) -> EditorScreen:
     await pilot.click("#choice-edit")
     return await screen_of(pilot, EditorScreen)
 
 
-async def replace_text(pilot: Pilot[object], editor: EditorScreen, text: str) -> None:
+async def replace_text(pilot: Pilot[Any], editor: EditorScreen, text: str) -> None:
     """Clear the editor and type ``text`` key by key, as a person would."""
     area = editor.query_one(TextArea)
     assert pilot.app.focused is area
@@ -159,7 +160,7 @@ async def test_flush_edited_to_nothing_is_discarded(
 # -- knowledge facts ----------------------------------------------------------------------------
 
 
-async def open_demo_facts(tui: ClawbackApp, pilot: Pilot[object]) -> FactList:
+async def open_demo_facts(tui: ClawbackApp, pilot: Pilot[Any]) -> FactList:
     """The demo chat session's pane, the facts list focused by its footer key."""
     await settle(pilot)
     await tui.action_show_compaction(SESSION_ID)
@@ -260,7 +261,9 @@ async def test_a_session_without_facts_says_so(demo_home: Home) -> None:
         assert "No facts from this session" in notices(tui)
 
 
-async def test_flush_accept_writes_the_memory_file(demo_home: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
+async def test_flush_accept_writes_the_memory_file(
+    demo_home: Home, fake_claude: FakeClaude
+) -> None:
     session = seed(demo_home.chat_engine(), 4)
     fake_claude.reply("- Alice keeps bees in the xylophonic greenhouse.")
     tui = make_app(demo_home, watch=False)
@@ -277,7 +280,7 @@ async def test_flush_accept_writes_the_memory_file(demo_home: Home, fake_claude)
         assert any("xylophonic greenhouse" in f.read_text() for f in files)
 
 
-async def test_compact_confirm_adds_a_ledger_row(demo_home: Home, fake_claude) -> None:  # type: ignore[no-untyped-def]
+async def test_compact_confirm_adds_a_ledger_row(demo_home: Home, fake_claude: FakeClaude) -> None:
     session = seed(demo_home.chat_engine(), 10)
     fake_claude.reply("Alice plans a greenhouse; decided: three beds.")
     tui = make_app(demo_home, watch=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tomllib
 from datetime import date
+from typing import Any
 
 from clawback.core.memory.compaction import list_compactions
 from clawback.tui.app import ClawbackApp
@@ -24,16 +25,17 @@ from .pilot import settle, until
 NOTE = "- Alice keeps bees in the quince orchard."
 
 
-async def confirm(tui: ClawbackApp, pilot: Pilot[object]) -> str:
+async def confirm(tui: ClawbackApp, pilot: Pilot[Any]) -> str:
     """Accept the dialog that comes up (the flush's notes, the compaction's summary)."""
     await until(pilot, lambda: isinstance(tui.screen, ChoiceScreen))
-    detail = tui.screen.detail  # type: ignore[attr-defined]
+    assert isinstance(tui.screen, ChoiceScreen)
+    detail = tui.screen.detail
     await pilot.press("enter")
     await settle(pilot)
     return str(detail)
 
 
-async def say(pilot: Pilot[object], text: str) -> None:
+async def say(pilot: Pilot[Any], text: str) -> None:
     await pilot.press(*text, "enter")
     await settle(pilot)
 

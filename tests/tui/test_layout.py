@@ -8,7 +8,7 @@ import tomllib
 from clawback.tui.app import NARROW, ClawbackApp
 from clawback.tui.panes.sessions import SessionList, SessionsPane
 from clawback.tui.widgets.message_view import MessageView
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, OptionList, Static, TextArea
 
 from .pilot import settle
 
@@ -77,7 +77,7 @@ async def test_memory_editor_and_search_are_usable_at_80x24(tui: ClawbackApp) ->
         assert name.region.right <= meter.region.x  # the size meter never covers the name
         await pilot.press("ctrl+f", *"sidebar")
         await settle(pilot)
-        results = tui.query_one("#search-results")
+        results = tui.query_one("#search-results", OptionList)
         assert results.region.width >= 76
-        first = str(results.get_option_at_index(0).prompt).split("\n")[0]  # type: ignore[attr-defined]
+        first = str(results.get_option_at_index(0).prompt).split("\n")[0]
         assert first.startswith("Textual layout bug in the sidebar")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clawback.core.home import Home
 from clawback.tui.app import make_app
 from clawback.tui.widgets.message_view import MessageView, fold_summary
 
@@ -12,7 +13,7 @@ from .pilot import settle
 from .test_chat import chat, shown
 
 
-async def test_the_tool_call_is_folded_between_the_question_and_the_reply(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_the_tool_call_is_folded_between_the_question_and_the_reply(demo_home: Home) -> None:
     tui = make_app(demo_home, runner=ReplayRunner("claude"), watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "what about sqlite?")

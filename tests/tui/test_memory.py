@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from clawback.core.search.engine import SearchFilters, search
 from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.memory import MemoryPane, size_meter
 from clawback.tui.screens.dialogs import ChoiceScreen
 from clawback.tui.watcher import ArchiveChanged, ChangeBatch
+from textual.pilot import Pilot
 from textual.widgets import TextArea
 
 from .conftest import SIZE
 from .pilot import settle
 
 
-async def open_memory(tui: ClawbackApp, pilot) -> tuple[MemoryPane, TextArea]:  # type: ignore[no-untyped-def]
+async def open_memory(tui: ClawbackApp, pilot: Pilot[Any]) -> tuple[MemoryPane, TextArea]:
     await settle(pilot)
     await pilot.press("f5")
     await settle(pilot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.archive.sessions import Message
@@ -158,7 +159,7 @@ def test_a_session_row_is_two_lines_whatever_the_title() -> None:
     from clawback.core.archive.sessions import SessionSummary
     from clawback.tui.panes.sessions import session_row
 
-    fields = {name: None for name in SessionSummary.__dataclass_fields__}
+    fields: dict[str, Any] = {name: None for name in SessionSummary.__dataclass_fields__}
     fields.update(
         id="s", source="claude-code", title="<command-name>/clear</command-name>\n\nnext",
         message_count=2, source_missing=False,

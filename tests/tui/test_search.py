@@ -11,6 +11,7 @@ from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.search import SearchPane, as_you_type, too_short
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.message_view import MessageView
+from textual.content import Content
 from textual.widgets import Checkbox, ContentSwitcher, Input, OptionList, Select, Static
 
 from .conftest import SIZE
@@ -40,6 +41,7 @@ async def test_search_then_enter_jumps_to_the_message(tui: ClawbackApp) -> None:
         assert focused.has_class("-target") and "soft threshold" in focused.message.text
         assert focused.match is not None and "threshold" in focused.match
         body = focused.query_one(".body", Static).render()
+        assert isinstance(body, Content)
         assert any("$accent" in str(span.style) for span in body.spans)  # the words lit up
         await pilot.press("ctrl+f")
         assert tui.focused is pane.query_one("#search-input")
@@ -100,7 +102,7 @@ async def test_short_prefixes_wait_for_more_letters(tui: ClawbackApp) -> None:
         assert pane.query_one("#search-results", OptionList).option_count >= 1
 
 
-async def test_search_filters_are_kept_for_the_next_start(demo_home) -> None:  # type: ignore[no-untyped-def]
+async def test_search_filters_are_kept_for_the_next_start(demo_home: Home) -> None:
     def saved() -> dict[str, object]:
         return dict(tomllib.loads(demo_home.paths.config.read_text()).get("ui", {}))
 

@@ -6,7 +6,10 @@ report's images before committing them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from clawback.core.home import Home
@@ -16,6 +19,8 @@ from textual.widgets import Input, TextArea
 
 from .conftest import SIZE
 from .pilot import settle
+
+SnapCompare = Callable[..., bool]  # pytest-textual-snapshot's snap_compare fixture
 
 
 @pytest.fixture(autouse=True)
@@ -28,10 +33,10 @@ def _fixed_clock_and_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("clawback.core.search.engine.score_from_rank", lambda rank: 0.5)
 
 
-def steady(*keys: str):  # type: ignore[no-untyped-def]
+def steady(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
     """A ``run_before`` that presses ``keys``, waits for every worker and stops cursor blink."""
 
-    async def run_before(pilot: Pilot[object]) -> None:
+    async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
         for key in keys:
             await pilot.press(key)
@@ -44,22 +49,22 @@ def steady(*keys: str):  # type: ignore[no-untyped-def]
     return run_before
 
 
-def test_browsing_a_session(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+def test_browsing_a_session(snap_compare: SnapCompare, demo_home: Home) -> None:
     app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("down", "down", "down"))
 
 
-def test_live_search_results(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+def test_live_search_results(snap_compare: SnapCompare, demo_home: Home) -> None:
     app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("ctrl+f", *"sidebar"))
 
 
-def test_help_screen(snap_compare, demo_home) -> None:  # type: ignore[no-untyped-def]
+def test_help_screen(snap_compare: SnapCompare, demo_home: Home) -> None:
     app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("f1"))
 
 
-def test_messages_as_written(snap_compare, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_messages_as_written(snap_compare: SnapCompare, tmp_path: Path) -> None:
     """Code-like text, HTML-like tags, a table, tool calls with their results, a fold."""
     from .test_messages import FIXTURE
 
@@ -77,7 +82,7 @@ def test_messages_as_written(snap_compare, tmp_path) -> None:  # type: ignore[no
     [("enter",), ("f5",), ("ctrl+f", *"sidebar")],
     ids=["transcript", "memory", "search"],
 )
-def test_small_terminal(snap_compare, demo_home, keys) -> None:  # type: ignore[no-untyped-def]
+def test_small_terminal(snap_compare: SnapCompare, demo_home: Home, keys: tuple[str, ...]) -> None:
     """80x24: one pane at a time, full width; the footer ends cleanly."""
     app = make_app(demo_home, watch=False)
     assert snap_compare(app, terminal_size=(80, 24), run_before=steady(*keys))
