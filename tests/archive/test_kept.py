@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.archive.kept import (
@@ -35,7 +36,7 @@ def test_a_line_without_secrets_is_kept_byte_for_byte() -> None:
 
 def test_secrets_are_masked_as_the_index_masks_them_but_ids_and_signatures_are_not() -> None:
     signature = "EqQBCkgIARABGAIiQL" + "x" * 40 + "Zk9/+w=="
-    value = {
+    value: dict[str, Any] = {
         "type": "assistant",
         "uuid": "0b9d8c7e-6f5a-4b3c-8d2e-1f0a9b8c7d6e",
         "requestId": "req_011CSv9HLvBRqTgZjx7Yq2Wm",

@@ -4,6 +4,7 @@ exact without switching meaning off, dates favoured, and one list whatever ``lim
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 import sqlite_utils
@@ -60,7 +61,7 @@ class Nearest:
         return [(chunk, self.hashes.get(chunk, 0), score) for chunk, score in ranked]
 
 
-def ids(db: sqlite_utils.Database, query: str, **options: object) -> list[int]:
+def ids(db: sqlite_utils.Database, query: str, **options: Any) -> list[int]:
     return [hit.entry_id for hit in search(db, query, today=TODAY, **options).hits]
 
 
