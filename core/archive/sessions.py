@@ -171,6 +171,9 @@ def projects(db: Queryable) -> list[Project]:
     return [Project(path, count, updated) for path, count, updated in rows]
 
 
+MIN_PREFIX = 4  # shorter prefixes only list what they match: too easy to open the wrong one
+
+
 def resolve_session(db: Queryable, ref: str) -> SessionSummary:
     """A session by id, unique id prefix, or session key; an ambiguous prefix lists the
     sessions it could mean."""
@@ -180,19 +183,21 @@ def resolve_session(db: Queryable, ref: str) -> SessionSummary:
         " ORDER BY updated_at DESC NULLS LAST LIMIT 1",
         (ref, ref),
     ).fetchall()
-    if not rows and len(ref) >= 4:
+    if not rows and ref:
         # substr, not LIKE: ids such as ses_stag... hold LIKE's wildcard "_"
         rows = db.execute(
             f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE substr(id, 1, ?) = ?"
             " ORDER BY updated_at DESC NULLS LAST LIMIT 11",
             (len(ref), ref),
         ).fetchall()
-        if len(rows) > 1:
+        short = len(ref) < MIN_PREFIX
+        if len(rows) > 1 or (rows and short):
             found = [_summary(row) for row in rows]
             # One line (errors are printed as one): "id (title), id (title), …"
             listed = ", ".join(f"{s.id} ({' '.join(s.title.split())[:40]})" for s in found[:10])
             more = ", …" if len(found) > 10 else ""
-            raise UsageError(f"session id prefix {ref!r} is ambiguous: {listed}{more}")
+            why = f"too short (give {MIN_PREFIX} characters or more)" if short else "ambiguous"
+            raise UsageError(f"session id prefix {ref!r} is {why}: {listed}{more}")
     if not rows:
         raise NotFoundError(f"no session {ref!r} (see `clawback sessions`)")
     return _summary(rows[0])

@@ -42,6 +42,18 @@ def test_show_on_an_ambiguous_prefix_lists_the_candidates(tmp_path: Path) -> Non
     assert "Traceback" not in result.stderr
 
 
+def test_show_on_a_short_prefix_lists_the_candidates_instead_of_no_session(
+    tmp_path: Path,
+) -> None:
+    """Issue 22: ``show ses`` said "no session" though three ids start with it."""
+    home = _archive(tmp_path)
+    result = run("show", "ses", home=home)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "too short" in result.stderr and result.stderr.count("\n") == 1
+    assert all(sid in result.stderr for sid in SHARED)
+    assert "no session" in run("show", "zz", home=home).stderr
+
+
 def test_ingest_with_nothing_found_says_where_it_looked(tmp_path: Path) -> None:
     claude = tmp_path / "nowhere" / "projects"
     home = tmp_path / "home"
