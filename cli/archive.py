@@ -174,16 +174,24 @@ def sessions(
         return
     prefixes = unique_prefixes(open_home(ctx).db, [row.id for row in rows])
     width = max(len(prefix) for prefix in prefixes)
-    for row, prefix in zip(rows, prefixes, strict=True):
+    # The project column names what --project matches: the working folder's own name.
+    named = [_cut(row.project or "-", 16) for row in rows]
+    project_width = max(len(name) for name in named)
+    for row, prefix, project_shown in zip(rows, prefixes, named, strict=True):
         when = (row.updated_at or "")[:16].replace("T", " ")
         missing = " [yellow](source deleted)[/]" if row.source_missing else ""
         title = " ".join(row.title.split())[:80]
         out.print(
             f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{row.source:11}[/] "
+            f"[cyan]{escape(project_shown):{project_width}}[/] "
             f"{row.message_count:5} msgs  {escape(title)}{missing}"
         )
     if deleted and any(row.source == Source.CLAUDE_CODE.value for row in rows):
         err.print("Write a Claude Code session back with `clawback restore ID`.")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @click.command()

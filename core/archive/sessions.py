@@ -29,8 +29,13 @@ class SessionSummary:
     source_missing: bool
     parent_id: str | None = None
 
+    @property
+    def project(self) -> str | None:
+        """The project's name (its folder's own name): what ``--project`` matches part of."""
+        return project_name(self.cwd) if self.cwd else None
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "project": self.project}
 
 
 _SESSION_COLUMNS = """id, source, coalesce(label, title, first_prompt, '(untitled)'), key, label,

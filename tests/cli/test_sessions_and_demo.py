@@ -54,6 +54,24 @@ def test_show_on_a_short_prefix_lists_the_candidates_instead_of_no_session(
     assert "no session" in run("show", "zz", home=home).stderr
 
 
+def test_sessions_show_the_project_name_that_project_matches(tmp_path: Path) -> None:
+    """Issue 22: ``--project`` matched the working folder, which ``sessions`` never showed."""
+    home = _archive(tmp_path)
+    other = cc_user("elsewhere", "u1", "hi")
+    other["cwd"] = "/home/u/garden-planner"
+    write_lines(tmp_path / "src2" / "x" / "elsewhere.jsonl", [other])
+    assert (
+        run("ingest", str(tmp_path / "src2"), "--source", "claude-code", home=home).returncode == 0
+    )
+    listed = run("sessions", home=home).stdout.splitlines()
+    assert [line.split()[4] for line in listed].count("proj") == 3
+    assert any(line.split()[4] == "garden-planner" for line in listed)
+    narrowed = run("sessions", "--project", "garden-planner", home=home).stdout.splitlines()
+    assert [line.split()[0] for line in narrowed] == ["elsewher"]
+    rows = json.loads(run("sessions", "--json", home=home).stdout)
+    assert {row["project"] for row in rows} == {"proj", "garden-planner"}
+
+
 def test_ingest_with_nothing_found_says_where_it_looked(tmp_path: Path) -> None:
     claude = tmp_path / "nowhere" / "projects"
     home = tmp_path / "home"
