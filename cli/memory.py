@@ -11,11 +11,13 @@ Nothing here decides anything: the rules live in :mod:`~clawback.core.memory.fil
 
 from __future__ import annotations
 
+import difflib
 import sys
 
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
+from clawback.core.errors import NotFoundError
 from clawback.core.memory.facts import FACT_TYPES, Fact, FactStore
 from clawback.core.memory.files import MAX_BYTES, MAX_LINES, Workspace
 
@@ -72,8 +74,17 @@ def memory_list(ctx: click.Context, as_json: bool) -> None:
 @click.argument("name")
 @click.pass_context
 def memory_show(ctx: click.Context, name: str) -> None:
-    """Print one memory file (e.g. MEMORY.md, memory/2026-11-22.md)."""
-    click.echo(_workspace(ctx).read(name), nl=False)
+    """Print one memory file (MEMORY.md, memory/2026-11-22.md, or just 2026-11-22)."""
+    workspace = _workspace(ctx)
+    whole = workspace.expand_name(name)
+    try:
+        text = workspace.read(whole)
+    except NotFoundError:
+        names = [found.name for found in workspace.list()]
+        near = difflib.get_close_matches(whole, names, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(near)}?" if near else "`clawback memory list` shows them"
+        raise NotFoundError(f"no memory file {whole} ({hint})") from None
+    click.echo(text, nl=False)
 
 
 @memory.command(name="path")

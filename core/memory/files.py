@@ -219,6 +219,22 @@ class Workspace:
         separator = "\n" if current else ""
         return self.save(name, current + separator + text)
 
+    def expand_name(self, name: str) -> str:
+        """A name as a person types it, made whole: ``MEMORY`` is ``MEMORY.md``, a date (or a
+        date with ``.md``) is that day's note, ``memory/DATE`` gets its ``.md``. Anything else
+        is returned as given, so :meth:`resolve` explains what is wrong with it."""
+        bare = name.strip()
+        stem = bare.removesuffix(".md")
+        try:
+            return self.daily_name(date.fromisoformat(stem))
+        except ValueError:
+            pass
+        if stem.upper() == "MEMORY":
+            return "MEMORY.md"
+        if stem.startswith(f"{MEMORY_DIR}/") and not bare.endswith(".md"):
+            return f"{stem}.md"
+        return name
+
     def daily_name(self, day: date | None = None) -> str:
         return f"{MEMORY_DIR}/{(day or datetime.now().date()).isoformat()}.md"
 

@@ -148,6 +148,18 @@ def test_facts_edit_and_supersede(facts_home: Path) -> None:
     assert "no fact 99" in one_error_line(run("facts", "edit", "99", "x", home=facts_home))
 
 
+def test_memory_show_takes_a_date_and_suggests_what_is_there(tmp_path: Path) -> None:
+    """Issue 22: ``memory show 2026-11-25`` gave no suggestion."""
+    home = tmp_path / "h"
+    (home / "workspace" / "memory").mkdir(parents=True)
+    (home / "workspace" / "memory" / "2026-11-24.md").write_text("# yesterday\n")
+    (home / "workspace" / "MEMORY.md").write_text("# Memory\n")
+    assert run("memory", "show", "2026-11-24", home=home).stdout == "# yesterday\n"
+    assert run("memory", "show", "MEMORY", home=home).stdout == "# Memory\n"
+    missing = one_error_line(run("memory", "show", "2026-11-25", home=home))
+    assert "no memory file memory/2026-11-25.md (did you mean memory/2026-11-24.md?)" in missing
+
+
 # -- process -------------------------------------------------------------------------------------
 
 
