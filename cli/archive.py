@@ -92,6 +92,7 @@ def ingest(
     out.print(
         f"Ingested {stats.files} files ({mb:.1f} MB, {stats.entries} entries) in "
         f"{stats.seconds:.2f}s; {stats.unchanged} unchanged, {stats.skipped_lines} lines skipped"
+        + (f", {stats.empty_files} empty files" if stats.empty_files else "")
         + (f", {stats.missing} source files missing" if stats.missing else "")
         + (
             f", {stats.unsupported_files} files in unknown formats"
@@ -101,8 +102,15 @@ def ingest(
     )
     for problem in stats.errors:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
+    # Each file not read is named once, when it first is; after that, one line says how many.
     for path, reason in stats.skipped_files:
-        err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
+        if (path, reason) not in stats.known_skips:
+            err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
+    if stats.known_skips:
+        err.print(
+            f"[dim]{len(stats.known_skips)} files not read, as before (`clawback health` names"
+            " them)[/]"
+        )
     if not paths and not stats.files and not stats.unchanged:
         _where_it_looked(app)
 

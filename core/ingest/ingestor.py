@@ -159,7 +159,9 @@ class Ingestor:
         with write_transaction(self.db) as conn:
             resolve_leaf_titles(conn)
             refresh_ready(conn, self.config.archive.conversation_gap_minutes)
-            record_skipped_files(conn, roots, work, stats.skipped_files, self._seal)
+            stats.known_skips = record_skipped_files(
+                conn, roots, work, stats.skipped_files, self._seal
+            )
         stats.seconds = time.perf_counter() - started
         if touched and self.on_indexed:
             self.on_indexed(touched)

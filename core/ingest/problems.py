@@ -23,8 +23,15 @@ def record_skipped_files(
     work: Sequence[WorkItem],
     skipped: Sequence[tuple[str, str]],
     seal: Callable[[str], str],
-) -> None:
-    """Replace the rows of everything this scan looked at with what it skipped now."""
+) -> set[tuple[str, str]]:
+    """Replace the rows of everything this scan looked at with what it skipped now; returns
+    which of ``skipped`` were already recorded with the same reason."""
+    wanted = set(skipped)
+    known = {
+        (path, reason)
+        for path, reason in conn.execute("SELECT path, reason FROM skipped_files")
+        if (path, reason) in wanted
+    }
     paths = [seal(str(item.path)) for item in work]
     for root in roots:
         if root.only:
@@ -40,6 +47,7 @@ def record_skipped_files(
         "INSERT OR REPLACE INTO skipped_files (path, reason, seen_at) VALUES (?, ?, ?)",
         [(path, reason, stamp) for path, reason in skipped],
     )
+    return known
 
 
 def skipped_files(db: Any) -> list[dict[str, str]]:

@@ -60,11 +60,15 @@ def scan(
                FROM files"""
         )
     }
+    known_keys = {key for _source, key in states}  # an emptied file is still re-read
     found = Scan()
     problems: list[tuple[str, str]] = []
     for root in roots:
         for path, raw_key, st in root.stat_files(problems):
             source = root.source
+            if st.st_size == 0 and seal(raw_key) not in known_keys:
+                stats.empty_files += 1  # nothing to read or detect yet: read once it has lines
+                continue
             if source is None:
                 source, why = sniff(Path(path))
                 if source is None:

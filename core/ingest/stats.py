@@ -23,12 +23,16 @@ class IngestStats:
     entries: int = 0
     skipped_lines: int = 0
     unsupported_files: int = 0
+    empty_files: int = 0  # nothing to read yet (Claude Code creates files before writing)
     missing: int = 0
     bytes: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
     # (path, why) for every file not read: unknown format, unreadable, a bad name, a failure
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    # Of those, the ones an earlier scan had already named for the same reason: a report says
+    # what is new, not the same lines on every run.
+    known_skips: set[tuple[str, str]] = field(default_factory=set)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -38,6 +42,7 @@ class IngestStats:
             "entries": self.entries,
             "skipped_lines": self.skipped_lines,
             "unsupported_files": self.unsupported_files,
+            "empty_files": self.empty_files,
             "missing": self.missing,
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),

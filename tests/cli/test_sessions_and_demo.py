@@ -85,6 +85,28 @@ def test_ingest_with_nothing_found_says_where_it_looked(tmp_path: Path) -> None:
     assert f"claude-code: {claude} (no such folder)" in " ".join(result.stderr.split())
 
 
+def test_ingest_names_a_file_it_cannot_read_once_and_counts_empty_files_apart(
+    tmp_path: Path,
+) -> None:
+    """Issue 22: each ingest repeated "1 files in unknown formats" and counted empty files as
+    unchanged."""
+    home = _archive(tmp_path)
+    (tmp_path / "src" / "proj" / "empty.jsonl").write_text("")
+    (tmp_path / "src" / "notes.jsonl").write_text("not json at all\n")
+    first = run("ingest", str(tmp_path / "src"), home=home)
+    assert first.stderr.count("not read:") == 1 and "notes.jsonl" in first.stderr
+    assert "1 empty files" in first.stdout and "3 unchanged" in first.stdout
+    again = run("ingest", str(tmp_path / "src"), home=home)
+    assert "not read:" not in again.stderr
+    assert "1 files not read, as before" in again.stderr
+    assert "3 unchanged" in again.stdout and "1 empty files" in again.stdout
+    (tmp_path / "src" / "proj" / "empty.jsonl").write_text(
+        json.dumps(cc_user("late", "u1", "written at last")) + "\n"
+    )
+    late = run("ingest", str(tmp_path / "src"), home=home)
+    assert "Ingested 1 files" in late.stdout and "empty" not in late.stdout
+
+
 def test_demo_reuses_one_home_and_reset_starts_over(tmp_path: Path) -> None:
     first = run("demo", "--ingest-only", home=tmp_path)
     assert first.returncode == 0, first.stderr
