@@ -273,17 +273,21 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         out.print(f"[yellow]Files left mid-ingest:[/] {len(report.stuck_ingesting)}")
     if report.skipped_files:
         out.print(f"[bold]Files not read[/] {len(report.skipped_files)}")
-        for item in report.skipped_files[:20]:
+        for item in report.skipped_files:
             out.print(f"  {escape(item['path'])}: {escape(item['reason'])}")
     if report.incomplete_tails:
         out.print("[bold]Files ending in an unfinished line[/] (being written, or cut off)")
-        for item in report.incomplete_tails[:20]:
+        for item in report.incomplete_tails:
             out.print(f"  {escape(item['path'])}: last {item['bytes']:,} bytes not indexed")
     out.print(f"[bold]Skipped lines[/] {report.skipped_lines}")
-    for reason, n in list(report.skipped_reasons.items())[:10]:
+    # Every reason, and every line the report names (the first SKIPPED_LINES_SHOWN).
+    for reason, n in report.skipped_reasons.items():
         out.print(f"  {n:6}  {escape(reason)}")
-    for item in report.skipped_line_list[:10]:
+    for item in report.skipped_line_list:
         out.print(f"  [dim]{escape(item['path'])}:{item['line']}[/] {escape(item['reason'])}")
+    if report.skipped_lines > len(report.skipped_line_list):
+        more = report.skipped_lines - len(report.skipped_line_list)
+        out.print(f"  [dim]… and {more:,} more lines of the reasons above[/]")
     if report.conversations:
         out.print(
             "[bold]Conversations[/] "

@@ -152,3 +152,22 @@ def test_sessions_narrowed_to_a_project(tmp_path: Path) -> None:
     nothing = run("sessions", "--project", "no-such-project", home=home)
     assert nothing.returncode == 0 and nothing.stdout == ""
     assert nothing.stderr.strip() == "No sessions match."
+
+
+def test_health_lists_every_skip_reason_and_line(tmp_path: Path) -> None:
+    """Issue 22: health showed 10 of 12 reasons and 10 of the lines."""
+    lines = [json.dumps(cc_user("s", f"u{i}", f"line {i}")) for i in range(3)]
+    lines += [json.dumps({"type": f"future-kind-{i}", "uuid": f"x{i}"}) for i in range(12)]
+    lines += ["{not json"] * 6
+    path = tmp_path / "src" / "proj" / "s.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join(lines) + "\n")
+    home = tmp_path / "home"
+    assert (
+        run("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home).returncode == 0
+    )
+    shown = run("health", home=home).stdout
+    report = json.loads(run("health", "--json", home=home).stdout)
+    assert len(report["skipped_reasons"]) == 13
+    assert all(reason in shown for reason in report["skipped_reasons"])
+    assert shown.count(f"{path}:") == report["skipped_lines"] == 18
