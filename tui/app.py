@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.home import Home
 from clawback.themes import LoadedThemes, load_themes
@@ -30,6 +30,9 @@ from .theming import ThemeKeeper
 from .watcher import ArchiveChanged
 from .widgets.chat_dock import ChatDock
 from .widgets.pane import Pane
+
+if TYPE_CHECKING:  # the chat loads claude's runner when it starts, not the app
+    from clawback.core.claude.runner import ClaudeRunner
 
 PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sessions", "help"}
 # Below this width the sessions list and the pane beside it would both be too narrow to use,
@@ -56,10 +59,10 @@ class ClawbackApp(App[int]):
         Binding("ctrl+n", "new_chat", "New chat", priority=True),
     ]
 
-    def __init__(self, store: Store, themes: LoadedThemes, *, runner: Any = None,
+    def __init__(self, store: Store, themes: LoadedThemes, *, runner: ClaudeRunner | None = None,
                  watch: bool = True) -> None:  # fmt: skip
         super().__init__()
-        self.store, self.runner, self.live_updates = store, runner, watch
+        self.store, self.live_updates = store, watch
         self.stop_watching, self.watching = threading.Event(), threading.Event()
         self.themes = ThemeKeeper(themes, store.config.ui.theme)
         self.panes = Panes.build(store, runner)
@@ -269,7 +272,8 @@ class ClawbackApp(App[int]):
             background.report_failure(self, event.worker)
 
 
-def make_app(clawback: Home, *, runner: Any = None, watch: bool = True) -> ClawbackApp:
-    """The app on an opened home; ``runner`` is the chat engine, ``watch`` the live updates."""
-    themes = load_themes(clawback.paths.home / "themes")
-    return ClawbackApp(Store(clawback), themes, runner=runner, watch=watch)
+def make_app(home: Home, *, runner: ClaudeRunner | None = None, watch: bool = True) -> ClawbackApp:
+    """The app on an opened home. ``runner`` runs ``claude`` for the chat (default: one built
+    from the home's config); ``watch`` turns the live updates on."""
+    themes = load_themes(home.paths.home / "themes")
+    return ClawbackApp(Store(home), themes, runner=runner, watch=watch)

@@ -17,12 +17,13 @@ import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from clawback.core.home import Home
 
 if TYPE_CHECKING:
     from clawback.core.chat.engine import ChatEngine
+    from clawback.core.claude.runner import ClaudeRunner
     from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 
 T = TypeVar("T")
@@ -34,7 +35,7 @@ class EngineHost:
     """Starts the engine's thread on first use; :meth:`close` stops it (waits for background
     work up to ``DRAIN_SECONDS``)."""
 
-    def __init__(self, home: Path, runner: Any = None) -> None:
+    def __init__(self, home: Path, runner: ClaudeRunner | None = None) -> None:
         self._home, self._runner = home, runner
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -89,10 +90,10 @@ class EngineHost:
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        clawback: Home | None = None
+        home: Home | None = None
         try:
-            clawback = Home.open(self._home)
-            self._engine = clawback.chat_engine(runner=self._runner)
+            home = Home.open(self._home)
+            self._engine = home.chat_engine(runner=self._runner)
         except BaseException as exc:  # surfaces in the first submit
             self._error = exc
         self._loop = loop
@@ -102,8 +103,8 @@ class EngineHost:
                 loop.run_forever()
                 loop.run_until_complete(self._drain())
         finally:
-            if clawback is not None:
-                clawback.close()
+            if home is not None:
+                home.close()
             loop.close()
 
     async def _drain(self) -> None:

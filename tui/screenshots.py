@@ -75,10 +75,15 @@ SCENES: list[tuple[str, Scene]] = [
 
 
 async def shoot(
-    home: Path, out: Path, name: str, scene: Scene, theme: str | None, size: tuple[int, int] = SIZE
+    path: Path,
+    out: Path,
+    name: str,
+    scene: Scene,
+    theme: str | None,
+    size: tuple[int, int] = SIZE,
 ) -> Path:
-    clawback = Home.open(home)
-    app: ClawbackApp = make_app(clawback, watch=False)
+    home = Home.open(path)
+    app: ClawbackApp = make_app(home, watch=False)
     try:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
@@ -87,7 +92,7 @@ async def shoot(
             await scene(pilot)
             return Path(app.save_screenshot(f"{name}.svg", str(out)))
     finally:
-        clawback.close()
+        home.close()
 
 
 async def main(out: Path) -> None:

@@ -64,16 +64,16 @@ class _Reader:
 
 
 class Store:
-    def __init__(self, clawback: Home) -> None:
-        self.clawback = clawback
-        self.paths = clawback.paths
-        self.config = clawback.config
-        self.workspace = Workspace(clawback.workspace)
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self.paths = home.paths
+        self.config = home.config
+        self.workspace = Workspace(home.workspace)
         self._write_lock = threading.Lock()
         self._settings_lock = threading.Lock()
         self._settings_problem: str | None = None  # the config error already reported
-        self._browse = _Reader(clawback.paths.database)
-        self._search = _Reader(clawback.paths.database)
+        self._browse = _Reader(home.paths.database)
+        self._search = _Reader(home.paths.database)
         self._search_ids = itertools.count(1)
         self._latest_search = 0
         self._nearest: NearestChunks | None = None
@@ -157,20 +157,20 @@ class Store:
         """The vector side, kept once it exists (the model loads on the first hybrid search);
         looked for again while it does not, so vectors embedded meanwhile are picked up."""
         if self._nearest is None:
-            self._nearest = self.clawback.nearest()
+            self._nearest = self.home.nearest()
         return self._nearest
 
     # -- writes -------------------------------------------------------------------------------
 
     def ingest_all(self, progress: ProgressFactory | None = None) -> IngestStats:
         with self._write_lock:
-            stats = self.clawback.ingest_all(progress=progress)
+            stats = self.home.ingest_all(progress=progress)
         self._embed_new()
         return stats
 
     def ingest_changed(self, changed: set[Path], *, deleted: bool = False) -> IngestStats:
         with self._write_lock:
-            stats = self.clawback.ingest_changed(changed, deleted=deleted)
+            stats = self.home.ingest_changed(changed, deleted=deleted)
         if stats.entries:
             self._embed_new()
         return stats
@@ -179,7 +179,7 @@ class Store:
         """Let the background embedder (started on first use, when the home has opted in)
         give new messages their vectors; it never blocks an ingest or a search."""
         if self._embedder is None:
-            self._embedder = self.clawback.background_embedder(on_progress=self._covered)
+            self._embedder = self.home.background_embedder(on_progress=self._covered)
             if self._embedder is not None:
                 self._embedder.start()
                 return

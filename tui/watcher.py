@@ -46,7 +46,7 @@ def watch_archive(
     watching) is done, so nothing falls between "started" and "watching". An empty archive is
     not caught up: the first-run offer asks before indexing it.
     """
-    folders = store.clawback.watch_folders()
+    folders = store.home.watch_folders()
     if not folders:
         return
     for changes in watch_changes(folders, stop_event=stop_event):

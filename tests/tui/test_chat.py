@@ -170,7 +170,7 @@ async def test_chatting_from_a_claude_code_session_forks_it(
     tui: ClawbackApp, fake_claude: FakeClaude
 ) -> None:
     fake_claude.reply("Forked and answering.")
-    (parent,) = list_sessions(tui.store.clawback.db, source="claude-code", limit=1)
+    (parent,) = list_sessions(tui.store.home.db, source="claude-code", limit=1)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await tui.open_session(parent.id)
@@ -189,7 +189,7 @@ async def test_chatting_from_a_claude_code_session_forks_it(
             ("user", "what did we decide?"),
             ("assistant", "Forked and answering."),
         ]
-        engine = tui.store.clawback.chat_engine()
+        engine = tui.store.home.chat_engine()
         forked = engine.store.get(pane.session.id)
         assert forked is not None and forked.parent_id == parent.id
         sent = fake_claude.last_call()["stdin"]

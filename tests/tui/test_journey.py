@@ -72,11 +72,11 @@ async def test_a_new_users_first_session(tui: ClawbackApp, fake_claude: FakeClau
         assert NOTE in daily.read_text()
 
         # compact by hand: back in the transcript, the summary is shown before it is committed
-        compactions = len(list_compactions(tui.store.clawback.db, session_id))
+        compactions = len(list_compactions(tui.store.home.db, session_id))
         await pilot.press("f3", "f7")
         await pilot.press(*"/compact", "enter")
         assert NOTE in await confirm(tui, pilot)
-        assert len(list_compactions(tui.store.clawback.db, session_id)) == compactions + 1
+        assert len(list_compactions(tui.store.home.db, session_id)) == compactions + 1
 
         # edit a memory file and save it
         await pilot.press("f5")

@@ -56,15 +56,15 @@ def empty_home_with_sources(tmp_path: Path) -> tuple[Home, Path]:
     """A new home, nothing indexed, whose Claude Code source holds the demo's transcripts."""
     sources = tmp_path / "claude-projects"
     shutil.copytree(demo_data() / "claude-code", sources)
-    clawback = Home.open(tmp_path / "home")
-    clawback.config.sources.claude_code_path = str(sources)
-    clawback.config.sources.openclaw_path = str(tmp_path / "none")
-    return clawback, sources
+    home = Home.open(tmp_path / "home")
+    home.config.sources.claude_code_path = str(sources)
+    home.config.sources.openclaw_path = str(tmp_path / "none")
+    return home, sources
 
 
 async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path) -> None:
-    clawback, sources = empty_home_with_sources(tmp_path)
-    app = make_app(clawback, watch=False)
+    home, sources = empty_home_with_sources(tmp_path)
+    app = make_app(home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ChoiceScreen)
@@ -73,18 +73,18 @@ async def test_first_run_offers_to_ingest_and_shows_the_sessions(tmp_path: Path)
         await settle(pilot)
         assert app.query_one(SessionList).option_count == 3
         assert any("Indexed" in n.message for n in app._notifications)
-    clawback.close()
+    home.close()
 
 
 async def test_live_updates_leave_the_first_run_question_to_the_user(tmp_path: Path) -> None:
-    clawback, _ = empty_home_with_sources(tmp_path)
-    app = make_app(clawback, watch=True)
+    home, _ = empty_home_with_sources(tmp_path)
+    app = make_app(home, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, app.watching.is_set)
         await settle(pilot)
         assert isinstance(app.screen, ChoiceScreen)
-        assert clawback.db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+        assert home.db.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
         await pilot.press("escape")  # "Not now"
         await settle(pilot)
         assert app.query_one(SessionList).option_count == 0
-    clawback.close()
+    home.close()

@@ -41,7 +41,7 @@ async def test_edit_ctrl_s_saves_and_reindexes_then_daily_note(tui: ClawbackApp)
         assert not pane.dirty
         assert (workspace / "MEMORY.md").read_text().endswith("Zebracorn lives ok.")
         assert (workspace / "MEMORY.md.bak").read_text() == before
-        hits = search(tui.store.clawback.db, "zebracorn", SearchFilters(source="memory")).hits
+        hits = search(tui.store.home.db, "zebracorn", SearchFilters(source="memory")).hits
         assert [hit.file for hit in hits] == ["MEMORY.md"]
 
         await pilot.press("ctrl+t")  # today's note, in one key

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.widget import AwaitMount
 from textual.widgets import ContentSwitcher
@@ -16,6 +16,9 @@ from .memory import MemoryPane
 from .search import SearchPane
 from .sessions import SessionsPane
 from .transcript import TranscriptPane
+
+if TYPE_CHECKING:
+    from clawback.core.claude.runner import ClaudeRunner
 
 
 @dataclass
@@ -31,7 +34,7 @@ class Panes:
     _mounting: dict[Pane, AwaitMount] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, store: Store, runner: Any = None) -> Panes:
+    def build(cls, store: Store, runner: ClaudeRunner | None = None) -> Panes:
         host = EngineHost(store.paths.home, runner)
         return cls(
             SessionsPane(store, id="sessions"),
