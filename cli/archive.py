@@ -134,7 +134,9 @@ def _where_it_looked(app: Any) -> None:
 @click.pass_context
 def reindex(ctx: click.Context) -> None:
     """Rebuild the index from the transcripts (labels and other user data are kept)."""
-    app = open_home(ctx)
+    app = open_home(ctx, set_aside_damaged=True)
+    if app.replace_damaged_index() and app.salvaged is not None:
+        err.print(f"[yellow]{escape(app.salvaged.notice)}[/]")
     factory, stop = _progress(True)
     try:
         stats = app.reindex(progress=factory)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sqlite3
 import sys
 
 import click
@@ -35,6 +36,7 @@ from clawback.core.chat.engine import (
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.claude.errors import ClaudeError
 from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.faults import explain
 from clawback.core.home import Home
 
 
@@ -190,7 +192,10 @@ def _run(
     except Exception as exc:  # a bug: the turn is recorded with a note; one line, no traceback
         if as_json and turn.outcome is not None:
             print_json({**turn.outcome.to_json(), "is_error": True, "error": repr(exc)})
-        fail(f"the turn failed: {type(exc).__name__}: {exc}" + _saved_hint(turn.session), 1)
+        said = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, (sqlite3.Error, OSError)):  # a full disk, a read-only home: say so
+            said = explain(exc, engine.paths.database)
+        fail(f"the turn failed: {said}" + _saved_hint(turn.session), 1)
     if outcome.cancelled:
         note("Cancelled; the partial reply is kept." + _saved_hint(turn.session))
     return outcome

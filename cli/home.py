@@ -18,14 +18,15 @@ def home_option(ctx: click.Context) -> Path | None:
     return ctx.find_root().params.get("home")
 
 
-def open_home(ctx: click.Context) -> Home:
-    """The home for this invocation (tests may hand one in as the root context's ``obj``)."""
+def open_home(ctx: click.Context, *, set_aside_damaged: bool = False) -> Home:
+    """The home for this invocation (tests may hand one in as the root context's ``obj``);
+    ``set_aside_damaged``: a damaged index is replaced (``reindex``), not an error."""
     from clawback.core.home import Home
 
     root = ctx.find_root()
     if isinstance(root.obj, Home):
         return root.obj
-    home = Home.open(home_option(ctx))
+    home = Home.open(home_option(ctx), set_aside_damaged=set_aside_damaged)
     root.obj = home
     ctx.call_on_close(home.close)
     return home

@@ -17,6 +17,8 @@ from pathlib import Path
 import click
 from clawback.cli.output import error_line
 from clawback.core.errors import ClawbackError
+from clawback.core.faults import explain
+from clawback.core.paths import Paths
 
 #: command name -> "module:attribute" under ``clawback.cli``
 COMMANDS: dict[str, str] = {
@@ -89,6 +91,22 @@ def cli(ctx: click.Context, home: Path | None, demo: bool) -> None:
     launch_app(ctx, home)
 
 
+def _database(argv: list[str] | None) -> Path | None:
+    """The index the command line names (``--home``, ``$CLAWBACK_HOME``, the default), so an
+    SQLite failure can be explained with the folder it happened in."""
+    args = sys.argv[1:] if argv is None else argv
+    home: str | None = None
+    for i, arg in enumerate(args):
+        if arg == "--home" and i + 1 < len(args):
+            home = args[i + 1]
+        elif arg.startswith("--home="):
+            home = arg.split("=", 1)[1]
+    try:
+        return Paths.resolve(home).database
+    except Exception:  # explaining must never fail in its turn
+        return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; user-facing failures become one line on stderr and an exit code."""
     try:
@@ -109,8 +127,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except sqlite3.OperationalError as exc:
-        error_line(f"database: {exc}")
+    except sqlite3.Error as exc:  # damaged, read-only, full or locked: say which
+        error_line(explain(exc, _database(argv)))
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a read-only home, a full disk: the file and the cause, one line
+        error_line(explain(exc, Path(exc.filename) if exc.filename else _database(argv)))
+        sys.exit(1)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from clawback.core.faults import is_read_only
 from clawback.core.paths import ensure_private_file
 
 if TYPE_CHECKING:  # imported when a full connection is opened (start-up cost, not a cycle)
@@ -46,30 +47,41 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     import sqlite_utils
     from clawback.core.schema import migrations
 
+    read_only = False
     if path is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     else:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if path is not None:
-        _use_wal(conn)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # Ingestion commits once per file, and a checkpoint (which syncs the database file)
-        # every 1,000 pages, SQLite's default, came every few files: a tenth of ingest time.
-        # Every 10,000 pages (40 MB) instead, and the WAL is cut back to 8 MB once emptied.
-        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
-        conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _use_wal(conn)
+        except sqlite3.OperationalError:
+            conn.close()
+            if not (path.is_file() and is_read_only(path.parent)):
+                raise
+            conn, read_only = read_only_connection(path), True
+        else:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            # Ingestion commits once per file, and a checkpoint (which syncs the database
+            # file) every 1,000 pages, SQLite's default, came every few files: a tenth of
+            # ingest time. Every 10,000 pages (40 MB) instead, and the WAL is cut back to
+            # 8 MB once emptied.
+            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
     db = sqlite_utils.Database(conn)
     if migrations.pending(db):
+        if read_only:  # what it would take to migrate cannot be written: say why
+            raise sqlite3.OperationalError("attempt to write a readonly database")
         # Two processes opening a new home at once must not both create the schema: the
         # write lock taken up front makes the second wait, then find nothing pending.
         with write_transaction(db):
             migrations.apply(db)
     _add_vocabulary(conn)
-    if path is not None:
+    if path is not None and not read_only:
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
     return db
@@ -85,19 +97,48 @@ def connect_reader(path: Path) -> sqlite3.Connection | None:
         return None
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        current = conn.execute(
-            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'clawback' AND name = ?",
-            (LATEST_MIGRATION,),
-        ).fetchone()
+        try:
+            current = _current(conn)
+        except sqlite3.OperationalError:
+            conn.close()
+            if not is_read_only(path.parent):
+                raise
+            conn = read_only_connection(path)
+            current = _current(conn)
     except sqlite3.DatabaseError:
         conn.close()
         return None
-    if current is None:
+    if not current:
         conn.close()
         return None
     conn.isolation_level = None
     _add_vocabulary(conn)
+    return conn
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    """Whether the schema is up to date (the newest migration is recorded)."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return bool(
+        conn.execute(
+            "SELECT 1 FROM _sqlite_migrations WHERE migration_set = 'clawback' AND name = ?",
+            (LATEST_MIGRATION,),
+        ).fetchone()
+    )
+
+
+def read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection that only reads, for an index in a home nothing can be written to.
+
+    A WAL database normally needs its ``-shm`` file created or writable; on a read-only
+    mount SQLite reads it as it is, or, when no log is waiting to be folded in, the file is
+    opened immutable (nothing can change it while the mount is read-only).
+    """
+    log = Path(str(path) + "-wal")
+    settled = not (log.exists() and log.stat().st_size > 0)
+    uri = f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if settled else ''}"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn
 
 

@@ -20,12 +20,20 @@ import sqlite3
 import time
 from pathlib import Path
 
-__all__ = ["explain", "is_damaged", "is_read_only", "set_aside"]
+__all__ = [
+    "explain",
+    "find_damage",
+    "is_damaged",
+    "is_index_fault",
+    "is_read_only",
+    "set_aside",
+]
 
 _CORRUPT, _NOTADB = 11, 26
 _READONLY, _CANTOPEN = 8, 14
 _FULL, _IOERR = 13, 10
 _BUSY, _LOCKED = 5, 6
+_IOERR_SHORT_READ = _IOERR | (2 << 8)
 _LOW_SPACE = 1024 * 1024  # less free than this: a write that failed failed for want of room
 _SIDE_FILES = ("-wal", "-shm")
 
@@ -43,6 +51,32 @@ def is_damaged(exc: BaseException) -> bool:
         return True
     text = str(exc)
     return "malformed" in text or "not a database" in text
+
+
+def is_index_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database failing (full, read-only, locked, damaged, I/O) rather
+    than something about the data written to it: then no other file or row will fare better."""
+    return isinstance(exc, sqlite3.Error) and (
+        is_damaged(exc) or _code(exc) in (_READONLY, _CANTOPEN, _FULL, _IOERR, _BUSY, _LOCKED)
+    )
+
+
+def find_damage(conn: sqlite3.Connection) -> str | None:
+    """SQLite's first complaint about the open file's pages, or ``None`` when they are sound.
+
+    ``PRAGMA quick_check`` reads every page (a second or so per gigabyte): for a rebuild or a
+    writer's start, not for every search.
+    """
+    try:
+        found = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        if is_damaged(exc):
+            return " ".join(str(exc).split())
+        raise
+    if found == ["ok"]:
+        return None
+    said = [line for line in "\n".join(found).splitlines() if not line.startswith("***")]
+    return f"database disk image is malformed: {said[0] if said else found[0]}"
 
 
 def is_read_only(folder: Path) -> bool:
@@ -79,6 +113,12 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
             " rebuilds the index from the transcripts, keeping labels and edited facts it can"
             " still read."
         )
+    if getattr(exc, "sqlite_errorcode", 0) == _IOERR_SHORT_READ:
+        return (
+            f"{name}: its write-ahead log ({name}-wal) is shorter than the index expects, as"
+            " when it is cut under a running clawback (watch, mcp, the app): stop those and"
+            " run the command again; if it persists, run `clawback reindex`."
+        )
     if code == _FULL or (folder is not None and code == _IOERR and _disk_full(folder)):
         return (
             f"the disk holding {name} is full: free some space and run the command again"
@@ -98,6 +138,13 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
         )
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return f"the disk holding {name} is full: free some space and run the command again."
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        return (
+            f"{folder or name} is read-only: clawback can search and show what is indexed, but"
+            " ingesting, chatting and embedding need a home it can write to."
+        )
+    if isinstance(exc, OSError):
+        return f"{name}: {exc.strerror or exc}"
     return f"database {name}: {text}"
 
 

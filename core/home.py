@@ -23,6 +23,7 @@ from clawback.core.db import connect
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.embeddings.follow import follow_text
 from clawback.core.errors import ClawbackError
+from clawback.core.faults import explain, find_damage, is_damaged, set_aside
 from clawback.core.ingest.from_copies import rebuild_deleted
 from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
 from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
@@ -34,6 +35,7 @@ from clawback.core.memory.librarian import ConversationOutcome, Librarian
 from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 from clawback.core.paths import Paths
 from clawback.core.records import Source
+from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
 from clawback.core.search.engine import NearestChunks
 
 
@@ -43,21 +45,27 @@ class Home:
     config: Config
     db: sqlite_utils.Database
     listeners: list[Callable[[set[str]], None]] = field(default_factory=list)
+    #: what a damaged index gave up before it was set aside (see :meth:`replace_damaged_index`)
+    salvaged: Salvage | None = None
 
     @classmethod
-    def open(cls, home: str | Path | None = None) -> Home:
-        """Open (creating if needed) the home; config errors surface before anything is touched."""
+    def open(cls, home: str | Path | None = None, *, set_aside_damaged: bool = False) -> Home:
+        """Open (creating if needed) the home; config errors surface before anything is touched.
+
+        An index that cannot be opened is one clear line (damaged, read-only, disk full,
+        locked), unless ``set_aside_damaged`` (``reindex``): then a damaged one is replaced.
+        """
         paths = Paths.resolve(home)
         config = load_config(paths.config)
         paths.ensure()
+        salvaged = None
         try:
             db = connect(paths.database)
         except sqlite3.DatabaseError as exc:
-            raise ClawbackError(
-                f"{paths.database}: cannot open the index ({exc}). It can be rebuilt: move the"
-                " file away and run `clawback ingest`."
-            ) from None
-        opened = cls(paths, config, db)
+            if not (set_aside_damaged and is_damaged(exc)):
+                raise ClawbackError(explain(exc, paths.database)) from None
+            db, salvaged = _fresh_index(paths.database, " ".join(str(exc).split()))
+        opened = cls(paths, config, db, salvaged=salvaged)
         Workspace(opened.workspace).remove_stale_temp_files()  # left by a save that was killed
         return opened
 
@@ -106,19 +114,37 @@ class Home:
             self.vectors_follow_text()
         return stats
 
+    def replace_damaged_index(self) -> bool:
+        """Set the index aside if its pages are damaged, keeping what a person made in a fresh
+        one (:attr:`salvaged` says what); ``True`` when it did. Reads every page: for rebuilds.
+        """
+        if self.salvaged is not None:
+            return True
+        damage = find_damage(self.db.conn)
+        if damage is None:
+            return False
+        self.db.conn.close()
+        self.db, self.salvaged = _fresh_index(self.paths.database, damage)
+        return True
+
     def reindex(self, progress: ProgressFactory | None = None) -> IngestStats:
         """Re-read every transcript the index knows, from the configured sources and beyond.
 
         Claude Code files whose source is gone are read again from their kept copies; other
         files whose source is gone keep their entries (the index is their only copy). The
         vectors of every text read again follow it to its new entry id, so semantic search
-        works right after, without re-embedding.
+        works right after, without re-embedding. A damaged index is set aside first
+        (:meth:`replace_damaged_index`), and the files and labels it still holds are read back.
         """
+        self.replace_damaged_index()
         roots = configured_roots(self.config, self.paths)
         covered = [root.root.resolve() for root in roots]
-        for source, key, path in self.db.execute(
-            "SELECT source, file_key, path FROM files WHERE missing = 0"
-        ).fetchall():
+        known = (
+            self.salvaged.files
+            if self.salvaged is not None
+            else self.db.execute("SELECT source, file_key, path FROM files WHERE missing = 0")
+        )
+        for source, key, path in known:
             file = Path(path)
             if any(file.is_relative_to(folder) for folder in covered) or not file.exists():
                 continue
@@ -129,6 +155,8 @@ class Home:
         rebuilt = rebuild_deleted(ingestor, self.db, self.paths.kept_rebuild, self.claude_projects)
         stats.files += rebuilt.files
         stats.entries += rebuilt.entries
+        if self.salvaged is not None:
+            restore_labels(self.db, self.salvaged)
         self.vectors_follow_text()
         return stats
 
@@ -282,3 +310,20 @@ class Home:
 
     def close(self) -> None:
         self.db.conn.close()
+
+
+def _fresh_index(database: Path, damage: str) -> tuple[sqlite_utils.Database, Salvage]:
+    """Read what a person made out of the damaged index, set it aside, and open a fresh one
+    holding that; the salvage's :attr:`~Salvage.notice` is the line that says so."""
+    salvaged = read_salvage(database)
+    moved = set_aside(database)
+    salvaged.notice = (
+        f"The index was damaged ({damage}) and was set aside as {moved.name}; rebuilding it"
+        f" from the transcripts: {salvaged.summary()}."
+    )
+    try:
+        db = connect(database)
+    except sqlite3.DatabaseError as exc:
+        raise ClawbackError(explain(exc, database)) from None
+    restore(db, salvaged)
+    return db, salvaged

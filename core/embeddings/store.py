@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
-from clawback.core.db import BUSY_TIMEOUT_MS
+from clawback.core.db import BUSY_TIMEOUT_MS, read_only_connection
 from clawback.core.embeddings.embedder import EmbeddingsUnavailable
 from clawback.core.embeddings.follow import BUMP_GENERATION
-from clawback.core.faults import is_damaged, set_aside
+from clawback.core.faults import find_damage, is_damaged, is_read_only, set_aside
 from clawback.core.paths import ensure_private_file
 
 _SCHEMA = """
@@ -96,6 +96,8 @@ class VectorStore:
             return cls._open(path, check=replace_damaged)
         except sqlite3.DatabaseError as exc:
             if not is_damaged(exc):
+                if path.is_file() and is_read_only(path.parent):  # a read-only home: search
+                    return cls(path, read_only_connection(path), inode=os.stat(path).st_ino)
                 raise
             notice = str(_set_aside_notice(path, exc))
         if not replace_damaged:
@@ -113,11 +115,9 @@ class VectorStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
-            if check:
-                found = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
-                if found != ["ok"]:
-                    problem = found[0].splitlines()[0]
-                    raise sqlite3.DatabaseError(f"database disk image is malformed: {problem}")
+            damage = find_damage(conn) if check else None
+            if damage:
+                raise sqlite3.DatabaseError(damage)
         except BaseException:
             conn.close()
             raise

@@ -33,6 +33,7 @@ from clawback.core.archive.conversations import refresh_ready
 from clawback.core.archive.kept import KeptCopies
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
+from clawback.core.faults import is_index_fault
 from clawback.core.formats.detect import sniff
 from clawback.core.formats.openclaw import load_session_store
 from clawback.core.ingest import repair
@@ -183,6 +184,8 @@ class Ingestor:
                 item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
             )
         except Exception as exc:
+            if is_index_fault(exc):  # a full disk or a damaged index: no file will fare better
+                raise
             why = (
                 f"cannot read: {exc.strerror}"
                 if isinstance(exc, OSError) and exc.strerror
