@@ -190,6 +190,6 @@ def test_a_full_disk_says_so(tmp_path: Path) -> None:
 )
 def test_each_cause_has_its_own_line(tmp_path: Path, exc: Exception, expected: str) -> None:
     if "full" in str(exc) and isinstance(exc, sqlite3.Error):
-        exc.sqlite_errorcode = 13  # type: ignore[attr-defined]
+        exc.sqlite_errorcode = 13
     said = explain(exc, tmp_path / "clawback.db")
     assert expected in said and "\n" not in said
