@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.catalog import resolve_leaf_titles
@@ -281,14 +282,34 @@ class Ingestor:
         row = cursor.fetchone()
         if row is None:
             with write_transaction(self.db) as conn:
-                conn.execute(
-                    "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
-                    (*ident, self._sealed_path(item)),
-                )
+                if not self._adopt(conn, item):
+                    conn.execute(
+                        "INSERT INTO files (source, file_key, path) VALUES (?, ?, ?)",
+                        (*ident, self._sealed_path(item)),
+                    )
             cursor = self.db.execute(select, ident)
             row = cursor.fetchone()
         columns = [d[0] for d in cursor.description]
         return FileState.from_row(dict(zip(columns, row, strict=True)))
+
+    def _adopt(self, conn: Any, item: WorkItem) -> bool:
+        """Give ``item`` the row an older index kept it under (its masked key alone, maybe
+        shared by several files: see ``sources.stored_key``), if one is left; returns whether.
+
+        That row may hold another file's lines: the window hash tells, and the file is then
+        read again. Its kept copy, named after the old key, is dropped: the file's next read
+        writes one under its own key.
+        """
+        legacy = self._seal(item.root.file_key(item.path))
+        if legacy == item.key:
+            return False
+        adopted = conn.execute(
+            "UPDATE files SET file_key = ?, kept_bytes = 0 WHERE source = ? AND file_key = ?",
+            (item.key, item.source.value, legacy),
+        ).rowcount
+        if adopted:
+            self.copies.discard(item.source.value, legacy)
+        return bool(adopted)
 
     # -- reading JSONL --------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from clawback.core.archive.catalog import refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.formats.detect import WORKFLOW_JOURNAL, is_workflow_journal
 from clawback.core.ingest.file_reader import QUIET_SECONDS, WorkItem
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.sources import SourceRoot, stored_key
 from clawback.core.ingest.stats import IngestStats
 from clawback.core.locking import WriterLock
 from clawback.core.records import Source
@@ -79,7 +79,7 @@ def scan(
                 stats.unsupported_files += 1
                 problems.append((path, WORKFLOW_JOURNAL))
                 continue
-            key = seal(raw_key)  # a key is stored and shown: no secret in a folder name
+            key = stored_key(raw_key, seal)  # no secret in the index, never two files in one
             known = states.get((source.value, key))
             found.seen.add((source.value, key))
             if (

@@ -3,15 +3,18 @@
 A *source root* is a folder plus the format of the transcripts under it (or ``None`` to detect
 each file's format from its first line). Files are identified by ``(source, file_key)`` where the
 key is the path relative to the root, so the same transcript ingested from a backup copy and from
-the live folder is one file, not two. Walking must stay cheap: an unchanged re-scan of 10,000
-files is a directory walk plus one ``stat`` each, with no reads.
+the live folder is one file, not two. What identifies never passes through masking alone: a key
+that masking would change is stored masked with a digest of the real key (:func:`stored_key`),
+so two files whose keys mask alike stay two files. Walking must stay cheap: an unchanged re-scan
+of 10,000 files is a directory walk plus one ``stat`` each, with no reads.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +109,25 @@ class SourceRoot:
 
     def file_key(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
+
+
+def key_digest(key: str) -> str:
+    """16 hex digits telling one key from another, where a key cannot be stored or shown whole."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def stored_key(key: str, seal: Callable[[str], str]) -> str:
+    """The key a file is known by in the index: its real relative ``key``, or when masking
+    changes that (a secret in a folder name, or a random-looking temp folder masking takes for
+    one), the masked key with a digest of the real one before the extension. The real key never
+    reaches the index, and files whose keys mask alike never share a row."""
+    sealed = seal(key)
+    if sealed == key:
+        return key
+    stem, dot, extension = sealed.rpartition(".")
+    if not dot or "/" in extension or not key.endswith(dot + extension):
+        stem, dot, extension = sealed, "", ""
+    return f"{stem}~{key_digest(key)}{dot}{extension}"
 
 
 def _why(exc: OSError) -> str:
