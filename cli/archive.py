@@ -354,7 +354,8 @@ def watch(ctx: click.Context) -> None:
         for problem in stats.errors:
             err.print(f"[yellow]warning:[/] {escape(problem)}")
         for path, reason in stats.skipped_files:
-            err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
+            if (path, reason) not in stats.known_skips:  # named once, not on every batch
+                err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
 
     if embedder is not None:
         embedder.start()  # new messages get their vectors as they arrive

@@ -7,6 +7,7 @@ the new lines are read), which is what makes following a live Claude Code sessio
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -15,6 +16,10 @@ from pathlib import Path
 import watchfiles
 from clawback.core.home import Home
 from clawback.core.ingest.stats import IngestStats
+
+# Ctrl-C is how a watch stops: watchfiles would log "KeyboardInterrupt caught, stopping watch"
+# as a warning, which Python prints on stderr when no logging is set up. Its errors still show.
+logging.getLogger("watchfiles.main").setLevel(logging.ERROR)
 
 DEBOUNCE_MS = 200
 STARTUP_TIMEOUT_MS = 300  # first idle tick after the watcher starts: time for the catch-up

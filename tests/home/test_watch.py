@@ -49,6 +49,7 @@ def test_watch_ingests_changes_quickly_and_stops_on_ctrl_c(tmp_path: Path) -> No
         _, stderr = watcher.communicate(timeout=15)
     assert watcher.returncode == 0
     assert "Traceback" not in stderr
+    assert "KeyboardInterrupt" not in stderr  # issue 22: Ctrl-C is how watch stops, not news
 
 
 def test_ctrl_c_in_the_middle_of_a_batch_also_exits_0(
