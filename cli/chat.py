@@ -33,6 +33,7 @@ from clawback.core.chat.engine import (
     ToolCalled,
     TurnOutcome,
 )
+from clawback.core.chat.policy import CHAT_COMMANDS, CLI_EQUIVALENTS, chat_command
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.claude.errors import ClaudeError
 from clawback.core.errors import ClawbackError, UsageError
@@ -83,12 +84,22 @@ def chat(
     Type /new or /reset (optionally `/new opus ...`) to start over, /label TEXT to name the
     session.
     """
+    text = message if message is not None else _read_stdin()
+    command = chat_command(text)
+    if command == "/help":
+        _print_help()
+        return
     app = open_home(ctx)
     engine = app.chat_engine()
-    text = message if message is not None else _read_stdin()
     try:
         if not text.strip() and not new:
             raise UsageError("Nothing to send: give a MESSAGE or pipe one on stdin.")
+        if command == "?":
+            raise UsageError(
+                f"unknown command {text.split()[0]} (`clawback chat /help` lists them)"
+            )
+        if command in CLI_EQUIVALENTS:
+            raise UsageError(f"{command} is the app's; here: {CLI_EQUIVALENTS[command]}")
         if dry_run:
             _dry_run(app, engine, text, ref, new, model, as_json)
             return
@@ -100,6 +111,15 @@ def chat(
         print_json(outcome.to_json())
     if outcome.cancelled:
         sys.exit(130)
+
+
+def _print_help() -> None:
+    """The slash commands (what ``/help`` shows in the app), and what they are here."""
+    for name, line in CHAT_COMMANDS.items():
+        if name == "/help":
+            continue
+        here = f"  (here: {CLI_EQUIVALENTS[name]})" if name in CLI_EQUIVALENTS else ""
+        click.echo(line + here)
 
 
 def _saved_hint(session: ChatSession | None) -> str:

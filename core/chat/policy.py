@@ -25,6 +25,34 @@ from clawback.core.errors import ConfigError, SessionKeyError
 from clawback.core.formats.session_keys import parse_session_key, simple_key
 
 LABEL_MAX_CHARS = 64
+# Every chat command, as /help lists it. The app acts on /model, /flush, /compact and /help
+# itself; /new, /reset and /label go to the engine from the app and `clawback chat` alike.
+CHAT_COMMANDS: dict[str, str] = {
+    "/new": "/new [model] [text]: start a new session",
+    "/reset": "/reset [model] [text]: start over in a new session",
+    "/model": "/model NAME: the model for the next turns",
+    "/label": "/label TEXT: name this session",
+    "/flush": "/flush: save durable memories from this session now",
+    "/compact": "/compact: summarize older messages now",
+    "/help": "/help: every chat command and key",
+}
+# What the app's own commands are on the command line (`clawback chat` sends one turn).
+CLI_EQUIVALENTS = {
+    "/model": "clawback chat --model NAME",
+    "/flush": "clawback flush SESSION",
+    "/compact": "clawback compact SESSION",
+}
+
+
+def chat_command(text: str) -> str | None:
+    """The command ``text`` starts with (``/new``, ...), ``"?"`` for a ``/word`` that is no
+    command (a typo must not go to Claude as a message), or ``None`` for a plain message."""
+    word = text.strip().partition(" ")[0].lower()
+    if not (word.startswith("/") and word[1:].isalpha()):
+        return None
+    return word if word in CHAT_COMMANDS else "?"
+
+
 BUILTIN_MODEL_ALIASES = ("opus", "sonnet", "haiku", "opusplan", "default")
 _FULL_MODEL_NAME = re.compile(r"^claude-[a-z0-9][a-z0-9.\-]*(\[1m\])?$")
 _RESET_TRIGGER = re.compile(r"^/(new|reset)(?:\s+(.*))?$", re.IGNORECASE | re.DOTALL)

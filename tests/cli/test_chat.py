@@ -214,3 +214,18 @@ def test_ctrl_c_keeps_the_partial_reply(home: Path) -> None:
     assert stored[0]["content"] == "tell me a long story"
     assert stored[1]["role"] == "assistant" and stored[1]["partial"] is True
     assert (first + out).strip().startswith(stored[1]["content"].strip()[:20])
+
+
+def test_slash_help_lists_the_commands_and_sends_nothing(home: Path) -> None:
+    """Issue 22: ``clawback chat "/help"`` sent "/help" to Claude."""
+    result = run("chat", "/help", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "/new [model] [text]" in result.stdout and "/label TEXT" in result.stdout
+    assert "clawback flush SESSION" in result.stdout  # the app's commands, as they are here
+    typo = run("chat", "/helo there", home=home)
+    assert typo.returncode != 0 and "unknown command /helo" in typo.stderr
+    app_only = run("chat", "/compact", home=home)
+    assert app_only.returncode != 0 and "clawback compact SESSION" in app_only.stderr
+    assert calls(home) == []
+    assert run("chat", "/usr/bin is on PATH?", home=home).returncode == 0  # a path is a message
+    assert len(calls(home)) == 1

@@ -5,22 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clawback.core.chat.policy import CHAT_COMMANDS
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
 
-# Every slash command the chat understands, with what it does (shown as the completion hint).
-COMMANDS: dict[str, str] = {
-    "/new": "/new [model] [text]: start a new session",
-    "/reset": "/reset [model] [text]: start over in a new session",
-    "/model": "/model NAME: the model for the next turns",
-    "/label": "/label TEXT: name this session",
-    "/flush": "/flush: save durable memories from this session now",
-    "/compact": "/compact: summarize older messages now",
-    "/help": "/help: every chat command and key",
-}
+# Every slash command the chat understands, with what it does (shown as the completion hint);
+# the one list is the core's, so `clawback chat "/help"` shows the same.
+COMMANDS = CHAT_COMMANDS
 
 
 def completions(text: str) -> list[str]:
