@@ -17,7 +17,7 @@ class Source(StrEnum):
     CLAUDE_CODE = "claude-code"
     OPENCLAW = "openclaw"
     NATIVE = "native"
-    MEMORY = "memory"  # memory markdown files (MEMORY.md, memory/*.md), chunked
+    MEMORY = "memory"  # memory markdown files (MEMORY.md, memory/*.md), split into blocks
 
 
 class Role(StrEnum):

@@ -1,9 +1,9 @@
-"""One file's chunks written into the index, each with the offset after its lines.
+"""One file's parts written into the index, each with the offset after its lines.
 
 :class:`FileBatch` is the writing half of ingesting a file (:mod:`clawback.core.ingest.file_reader`
-is the reading half). :meth:`FileBatch.commit` writes a chunk's entries, conversations, skipped
+is the reading half). :meth:`FileBatch.commit` writes a part's entries, conversations, skipped
 lines and the new offset in ONE transaction; that single rule is what makes ingestion
-crash-safe. It never reads the file's lines itself: the ingestor feeds it chunks.
+crash-safe. It never reads the file's lines itself: the ingestor feeds it parts.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from clawback.core.archive.catalog import refresh_session
 from clawback.core.archive.conversations import ConversationTracker
 from clawback.core.archive.kept import KeptCopies
 from clawback.core.db import write_transaction
-from clawback.core.ingest.file_reader import ROW_COLUMNS, Chunk, WorkItem, merge_meta
+from clawback.core.ingest.file_reader import ROW_COLUMNS, FilePart, WorkItem, merge_meta
 from clawback.core.records import SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
 
@@ -51,7 +51,7 @@ class FileState:
 
 
 class FileBatch:
-    """Writes one file's chunks, in order, each in one transaction with its offset."""
+    """Writes one file's parts, in order, each in one transaction with its offset."""
 
     def __init__(
         self,
@@ -66,7 +66,7 @@ class FileBatch:
         keep: bool = False,
     ) -> None:
         self.db = db
-        # Where the chunks' kept lines go; with ``keep`` off, an old copy is dropped instead.
+        # Where the parts' kept lines go; with ``keep`` off, an old copy is dropped instead.
         self.copies = copies
         self.keep = keep and copies is not None
         self.seal = seal  # a session's title, folder and names, sealed as they are saved
@@ -77,12 +77,12 @@ class FileBatch:
         self.total_skipped = 0
         self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
 
-    def _rows(self, chunk: Chunk, file_id: int) -> Iterator[tuple[Any, ...]]:
-        """The chunk's rows with what only the index knows: file, session, conversation."""
+    def _rows(self, part: FilePart, file_id: int) -> Iterator[tuple[Any, ...]]:
+        """The part's rows with what only the index knows: file, session, conversation."""
         place = self.conversations.place
-        session_id = chunk.session_id
+        session_id = part.session_id
         tail: tuple[int, str | None, int | None]  # file, session, conversation
-        for line, ts, moment, other, counts, rows in chunk.lines:
+        for line, ts, moment, other, counts, rows in part.lines:
             if other is None:
                 tail = (file_id, session_id, place(line, ts, moment, counts))
             elif other:
@@ -92,19 +92,19 @@ class FileBatch:
             for row in rows:
                 yield row + tail
 
-    def commit(self, chunk: Chunk) -> None:
+    def commit(self, part: FilePart) -> None:
         item, state = self.item, self.state
-        session_id = chunk.session_id
-        if item.source is Source.OPENCLAW and chunk.final:
+        session_id = part.session_id
+        if item.source is Source.OPENCLAW and part.final:
             stored = self.store_meta(item.path)
             if stored:
-                merge_meta(chunk.meta, stored)
-        kept_bytes = self._keep(chunk)
+                merge_meta(part.meta, stored)
+        kept_bytes = self._keep(part)
         with write_transaction(self.db) as conn:
             first_id = conn.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0]
             self.conversations.begin(conn, session_id)
             before = conn.total_changes
-            conn.executemany(_INSERT_ENTRIES, self._rows(chunk, state.id))
+            conn.executemany(_INSERT_ENTRIES, self._rows(part, state.id))
             inserted = conn.total_changes - before
             if inserted:
                 conn.execute(
@@ -113,56 +113,56 @@ class FileBatch:
                     (first_id,),
                 )
             self.conversations.flush(conn)
-            if chunk.leaf_titles:
+            if part.leaf_titles:
                 conn.executemany(
                     """INSERT OR REPLACE INTO leaf_titles (leaf_uuid, title, file_id, line)
                        VALUES (?, ?, ?, ?)""",
-                    [(leaf, title, state.id, line) for leaf, title, line in chunk.leaf_titles],
+                    [(leaf, title, state.id, line) for leaf, title, line in part.leaf_titles],
                 )
-            if chunk.skipped:
+            if part.skipped:
                 conn.executemany(
                     "INSERT OR REPLACE INTO skipped_lines (file_id, line, reason) VALUES (?, ?, ?)",
-                    [(state.id, line, reason) for line, reason in chunk.skipped],
+                    [(state.id, line, reason) for line, reason in part.skipped],
                 )
-            state.offset, state.last_line = chunk.end_offset, chunk.end_line
-            state.prefix_hash = chunk.prefix_hash
+            state.offset, state.last_line = part.end_offset, part.end_line
+            state.prefix_hash = part.prefix_hash
             # A file holding only other sessions' summaries (or nothing) is no session itself.
-            owner = session_id if chunk.owns_entries else None
+            owner = session_id if part.owns_entries else None
             conn.execute(
                 """UPDATE files SET "offset" = ?, last_line = ?, prefix_hash = ?,
                    skipped_lines = skipped_lines + ?, session_id = ?, new_entries = 1,
                    last_ts = coalesce(?, last_ts), kept_bytes = ? WHERE id = ?""",
-                (state.offset, state.last_line, state.prefix_hash, len(chunk.skipped),
-                 owner, chunk.last_ts, kept_bytes, state.id),
+                (state.offset, state.last_line, state.prefix_hash, len(part.skipped),
+                 owner, part.last_ts, kept_bytes, state.id),
             )  # fmt: skip
-            if chunk.final:
+            if part.final:
                 conn.execute(
                     """UPDATE files SET status = 'idle', size = ?, mtime = ?, tail_bytes = ?
                        WHERE id = ?""",
-                    (item.size, item.mtime, chunk.torn, state.id),
+                    (item.size, item.mtime, part.torn, state.id),
                 )
                 if owner:
-                    self._save_session(conn, owner, chunk.meta)
-                for other, meta in chunk.others.items():
+                    self._save_session(conn, owner, part.meta)
+                for other, meta in part.others.items():
                     self._save_session(conn, other, meta)
         self.total_entries += inserted
-        self.total_skipped += len(chunk.skipped)
+        self.total_skipped += len(part.skipped)
         dropped = state.kept_bytes and not kept_bytes
         state.kept_bytes = kept_bytes
         if dropped and self.copies is not None:
             self.copies.discard(self.item.source.value, self.item.key)
 
-    def _keep(self, chunk: Chunk) -> int:
-        """Append the chunk's kept lines to the file's copy, before the transaction that
+    def _keep(self, part: FilePart) -> int:
+        """Append the part's kept lines to the file's copy, before the transaction that
         commits the length it returns (the copy's bytes past a committed length are cut off
         before the next append, so a kill between the two leaves the copy as the index)."""
         state = self.state
         if not self.keep or self.copies is None:
             return 0  # copies are off: none is kept, and an old one is no longer followed
-        if chunk.kept is None or (state.kept_bytes == 0 and state.offset > 0):
+        if part.kept is None or (state.kept_bytes == 0 and state.offset > 0):
             return state.kept_bytes  # nothing new, or a copy that would miss the file's start
         return self.copies.append(
-            self.item.source.value, self.item.key, state.kept_bytes, [chunk.kept]
+            self.item.source.value, self.item.key, state.kept_bytes, [part.kept]
         )
 
     def _save_session(self, conn: Any, session_id: str, meta: SessionMeta) -> None:

@@ -4,8 +4,8 @@ Ingesting a file is two jobs of different kinds. Reading it (decoding each line,
 masking secrets, building the row tuples) is per-line Python that needs nothing but the file.
 Writing the rows, their conversations and the file's new offset is SQLite's work and needs the
 index. This module is the first job, and never touches the index: :class:`FileReader` turns a
-file's lines from a known :class:`Start` into :class:`Chunk` s, one commit's worth each, made of
-plain values only, so a chunk read in a parse worker (:mod:`clawback.core.ingest.parse_ahead`)
+file's lines from a known :class:`Start` into :class:`FilePart` s, one commit's worth each, made of
+plain values only, so a part read in a parse worker (:mod:`clawback.core.ingest.parse_ahead`)
 crosses to the writing process cheaply. :class:`clawback.core.ingest.batch.FileBatch` is the
 second job.
 """
@@ -67,12 +67,13 @@ class Start:
 
 
 @dataclass(slots=True)
-class Chunk:
-    """Lines to commit together with the offset after them; ``final`` closes the file.
+class FilePart:
+    """A part of a file: its next lines, shaped into rows, committed together with the offset
+    after them; ``final`` closes the file.
 
     ``session_id`` is the session the file's own rows belong to in this commit; ``meta`` and
     ``others`` (the sessions of a file that mixes several) are what the file said about its
-    sessions so far, saved with the final chunk.
+    sessions so far, saved with the final part.
     """
 
     lines: list[ShapedLine]
@@ -88,7 +89,7 @@ class Chunk:
     meta: SessionMeta = field(default_factory=SessionMeta)
     others: dict[str, SessionMeta] = field(default_factory=dict)
     torn: int = 0  # bytes of an unfinished last line, reported in health
-    kept: bytes | None = None  # the chunk's lines as a kept-copy frame (Claude Code only)
+    kept: bytes | None = None  # the part's lines as a kept-copy frame (Claude Code only)
 
 
 def window_hash(path: Path, offset: int) -> str | None:
@@ -150,7 +151,7 @@ def _is_uuid_like(text: str) -> bool:
 
 
 class FileReader:
-    """One file's lines from ``start``, as chunks ready to commit. Pure: reads only the file.
+    """One file's lines from ``start``, as parts ready to commit. Pure: reads only the file.
 
     ``mask`` hides secrets in entry bodies (``None`` when the config turns masking off);
     ``seal`` does the same for every other stored text: titles, ids, reasons.
@@ -199,8 +200,8 @@ class FileReader:
             else None
         )
 
-    def chunks(self) -> Iterator[Chunk]:
-        """Read to the end of the file's complete lines, a chunk per ``batch_lines`` lines."""
+    def parts(self) -> Iterator[FilePart]:
+        """Read to the end of the file's complete lines, a part per ``batch_lines`` lines."""
         parser = PARSERS[self.item.source]
         keeper = self.keeper
         line_no = self.start.last_line
@@ -233,15 +234,15 @@ class FileReader:
             self.lines += 1
             self.end_line, self.end_offset = line_no, end
             if self.lines >= self.batch_lines:
-                yield self._chunk(final=False)
-        yield self._chunk(final=True, torn=reader.torn)
+                yield self._part(final=False)
+        yield self._part(final=True, torn=reader.torn)
 
     def _session_from_path(self) -> str | None:
         """A sub-agent's parent session: the folder above ``subagents/`` (workflows included)."""
-        parts = self.item.path.parts[:-1]
-        if self.item.source is Source.CLAUDE_CODE and "subagents" in parts:
-            at = len(parts) - 1 - parts[::-1].index("subagents")
-            return self.seal(parts[at - 1]) if at > 0 else None
+        folders = self.item.path.parts[:-1]
+        if self.item.source is Source.CLAUDE_CODE and "subagents" in folders:
+            at = len(folders) - 1 - folders[::-1].index("subagents")
+            return self.seal(folders[at - 1]) if at > 0 else None
         return None
 
     def skip(self, line: int, reason: str) -> None:
@@ -310,13 +311,13 @@ class FileReader:
         moment = parsed.timestamp() if parsed else None
         self.pending.append((line, ts, moment, other, counts, rows))
 
-    def _chunk(self, *, final: bool, torn: int = 0) -> Chunk:
+    def _part(self, *, final: bool, torn: int = 0) -> FilePart:
         item = self.item
         if final and self.session_id is None:
             self.session_id = (
                 self.seal(item.path.stem) if _is_uuid_like(item.path.stem) else item.key
             )
-        chunk = Chunk(
+        part = FilePart(
             lines=self.pending,
             skipped=self.skipped,
             leaf_titles=self.leaf_titles,
@@ -331,7 +332,7 @@ class FileReader:
             kept=self.keeper.frame(self.end_offset) if self.keeper else None,
         )
         if final:
-            chunk.meta, chunk.others = self.meta, self.others
+            part.meta, part.others = self.meta, self.others
         self.pending, self.skipped, self.leaf_titles = [], [], []
         self.lines = 0
-        return chunk
+        return part

@@ -39,7 +39,7 @@ from clawback.core.formats.detect import sniff
 from clawback.core.formats.openclaw import load_session_store
 from clawback.core.ingest import repair
 from clawback.core.ingest.batch import FileBatch, FileState
-from clawback.core.ingest.file_reader import Chunk, FileReader, Start, WorkItem, is_quiet
+from clawback.core.ingest.file_reader import FilePart, FileReader, Start, WorkItem, is_quiet
 from clawback.core.ingest.memory_files import ingest_memory_file
 from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions
 from clawback.core.ingest.plan import copy_lacks_start, read_ahead, starts_over
@@ -57,7 +57,7 @@ __all__ = ["GROUP_BYTES", "IngestStats", "Ingestor", "Progress", "ProgressFactor
 
 # Small files commit together, up to this many bytes per transaction: a commit (its pages into
 # the WAL, a new FTS5 segment) costs more than a small file's rows. A bigger file commits alone,
-# a chunk at a time.
+# a part at a time.
 GROUP_BYTES = 4 * 1024 * 1024
 
 
@@ -337,23 +337,23 @@ class Ingestor:
                 (self._sealed_path(item), state.id),
             )
         start = Start(state.offset, state.last_line, state.session_id)
-        chunks: Iterable[Chunk] | None = ahead.take(item, start) if ahead else None
-        if chunks is None:
-            chunks = FileReader(
+        parts: Iterable[FilePart] | None = ahead.take(item, start) if ahead else None
+        if parts is None:
+            parts = FileReader(
                 item,
                 start,
                 max_line=self._max_line,
                 mask=self._mask,
                 seal=self._seal,
                 keep=self._keep,
-            ).chunks()
+            ).parts()
         session_id = None
         consumed = start.offset
-        for chunk in chunks:
-            batch.commit(chunk)
+        for part in parts:
+            batch.commit(part)
             if advance:
-                advance((item.size if chunk.final else chunk.end_offset) - consumed)
-            consumed, session_id = chunk.end_offset, chunk.session_id
+                advance((item.size if part.final else part.end_offset) - consumed)
+            consumed, session_id = part.end_offset, part.session_id
         stats.entries += batch.total_entries
         stats.skipped_lines += batch.total_skipped
         stats.bytes += state.offset - start.offset
@@ -364,7 +364,7 @@ class Ingestor:
     ) -> AbstractContextManager[ParseAhead | None]:
         """A worker reading the files ahead of their turn, when enabled and worth it.
 
-        :meth:`_consume` uses the worker's chunks only if the file's start is still the
+        :meth:`_consume` uses the worker's parts only if the file's start is still the
         planned one (:mod:`clawback.core.ingest.plan`).
         """
         if not self.config.archive.parse_worker:

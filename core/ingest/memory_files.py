@@ -16,8 +16,8 @@ from clawback.core.ingest.batch import FileState
 from clawback.core.ingest.file_reader import WorkItem
 from clawback.core.ingest.repair import forget_file
 from clawback.core.ingest.stats import IngestStats
-from clawback.core.text.chunking import chunk_markdown
 from clawback.core.text.cjk import cjk_bigrams
+from clawback.core.text.splitting import markdown_blocks
 
 
 def ingest_memory_file(
@@ -42,10 +42,10 @@ def ingest_memory_file(
         return
     text = data.decode("utf-8", "replace")
     rows = []
-    for chunk in chunk_markdown(text):
-        body = mask(chunk.text) if mask else chunk.text
+    for block in markdown_blocks(text):
+        body = mask(block.text) if mask else block.text
         rows.append(
-            (state.id, chunk.start_line, chunk.end_line, body, chunk.heading, cjk_bigrams(body))
+            (state.id, block.start_line, block.end_line, body, block.heading, cjk_bigrams(body))
         )
     with write_transaction(db) as conn:
         forget_file(conn, state)

@@ -4,16 +4,16 @@ Most of an ingest's time is per-line Python (decoding, parsing, masking, shaping
 needs only the file (:mod:`clawback.core.ingest.file_reader`); the rest is SQLite writing into the
 index. On a machine with a second core, a big ingest starts one worker process
 (``python -m clawback.core.ingest.parse_ahead``) that reads the planned files in order and
-sends back their chunks, plain values that are cheap to pass.
+sends back their parts, plain values that are cheap to pass.
 
 The two processes share the reading without a schedule: this one tells the worker which file
 it is on (8 bytes on the worker's stdin); the worker skips files at or behind it and stays at
 most ``AHEAD_BYTES`` ahead of it. When a file's turn comes, the ingestor takes the worker's
-chunks if they have arrived and reads the file itself if not (the worker is starting up, or
+parts if they have arrived and reads the file itself if not (the worker is starting up, or
 behind). So the worker is never waited for.
 
 The worker never touches the index. The writing process keeps the lock, every transaction and
-every decision: it uses a worker's chunks only when the file's start (offset, line, session) is
+every decision: it uses a worker's parts only when the file's start (offset, line, session) is
 still the one the worker read from and the file still holds the bytes the worker read, and reads
 the file itself when not, when the worker failed on that file, or when the worker is gone. The
 rows written are the same either way.
@@ -42,15 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from clawback.core.ingest.file_reader import Chunk, FileReader, Start, WorkItem, window_hash
+from clawback.core.ingest.file_reader import FilePart, FileReader, Start, WorkItem, window_hash
 
 MIN_BYTES = 16 * 1024 * 1024  # less to read than this: the worker's start-up (~0.1 s) wins
-MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a chunk at a time (memory)
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a part at a time (memory)
 AHEAD_BYTES = 16 * 1024 * 1024  # how far ahead of the writer the worker may read
 
 Plan = list[tuple[WorkItem, Start]]  # each file with the start it is expected to have
 _POSITION = struct.Struct(">q")  # writer -> worker: the index of the file the writer is on
-_HEADER = struct.Struct(">qQ")  # worker -> writer: a file's index, then its pickled chunks
+_HEADER = struct.Struct(">qQ")  # worker -> writer: a file's index, then its pickled parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ def worth_it(remaining: Sequence[int]) -> bool:
     return (os.cpu_count() or 1) > 1 and len(remaining) > 1 and sum(remaining) >= MIN_BYTES
 
 
-def _unchanged(item: WorkItem, last: Chunk) -> bool:
+def _unchanged(item: WorkItem, last: FilePart) -> bool:
     """Whether the file still holds the bytes the worker read (it may have been rewritten in
     the seconds since; then the writer reads it again, as it is now)."""
     try:
@@ -84,7 +84,7 @@ class ParseAhead:
     def __init__(self, plan: Plan, options: ReadOptions) -> None:
         self._plan = plan
         self._index = {(item.source, item.key): at for at, (item, _) in enumerate(plan)}
-        # Pickled chunks by file, filled by the receiving thread; unpickled when taken, by
+        # Pickled parts by file, filled by the receiving thread; unpickled when taken, by
         # the writing thread, so the receiver never holds the interpreter while it writes.
         self._ready: dict[int, bytes] = {}
         # The plan goes in a private file, not down the pipe, so starting never waits for
@@ -123,8 +123,8 @@ class ParseAhead:
     def pid(self) -> int | None:
         return self._worker.pid if self._worker else None
 
-    def take(self, item: WorkItem, start: Start) -> list[Chunk] | None:
-        """``item``'s chunks read from ``start``, or ``None``: then read it in this process."""
+    def take(self, item: WorkItem, start: Start) -> list[FilePart] | None:
+        """``item``'s parts read from ``start``, or ``None``: then read it in this process."""
         at = self._index.get((item.source, item.key))
         if at is None or self._worker is None:
             return None
@@ -134,10 +134,10 @@ class ParseAhead:
             self._ready.pop(passed, None)
         if frame is None or self._plan[at][1] != start:
             return None
-        chunks: list[Chunk] | None = pickle.loads(frame)
-        if not chunks or not _unchanged(item, chunks[-1]):
+        parts: list[FilePart] | None = pickle.loads(frame)
+        if not parts or not _unchanged(item, parts[-1]):
             return None
-        return chunks
+        return parts
 
     def _tell(self, at: int) -> None:
         assert self._worker and self._worker.stdin
@@ -229,10 +229,10 @@ def _serve(plan_file: str) -> None:
             keep=options.keep,
         )
         try:
-            chunks: list[Chunk] | None = list(reader.chunks())
+            parts: list[FilePart] | None = list(reader.parts())
         except Exception:  # the writer's own read of the file names the failure
-            chunks = None
-        frame = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
+            parts = None
+        frame = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             os.write(1, _HEADER.pack(at, len(frame)))
             with memoryview(frame) as view:

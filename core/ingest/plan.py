@@ -3,7 +3,7 @@
 The ingestor decides a file's start when its turn comes (:func:`starts_over`); a parse worker
 (:mod:`clawback.core.ingest.parse_ahead`) reads files before their turn, so it is given the
 start each file will have if nothing changes first (:func:`planned_start`). The ingestor uses
-the worker's chunks only if that still holds, so a wrong guess costs time, never rows.
+the worker's parts only if that still holds, so a wrong guess costs time, never rows.
 """
 
 from __future__ import annotations

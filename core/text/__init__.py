@@ -1,1 +1,1 @@
-"""Text analysis shared by indexing and query time: secret masking, CJK bigrams, chunking."""
+"""Text analysis shared by indexing and query time: secret masking, CJK bigrams, splitting."""

@@ -309,7 +309,7 @@ def test_file_keys_make_backup_and_live_copies_one_file(home: Home, tmp_path: Pa
     assert home.db.execute("SELECT count(*) FROM files").fetchone()[0] == 1
 
 
-def test_memory_files_are_chunked_and_rechunked_on_change(home: Home) -> None:
+def test_memory_files_are_split_and_split_again_on_change(home: Home) -> None:
     workspace = home.paths.workspace
     (workspace / "memory").mkdir(parents=True)
     (workspace / "MEMORY.md").write_text("# Memory\n\n## Tools\nUse ripgrep romeo.\n")

@@ -1,7 +1,7 @@
 """The parse worker: files read in a second process give exactly the rows of one process.
 
 A worker that is starting up or behind is never waited for, so on small test inputs the
-writing process may read everything itself. ``PatientParseAhead`` waits for the worker's chunks
+writing process may read everything itself. ``PatientParseAhead`` waits for the worker's parts
 of each file, so these tests check the rows that crossed the process boundary, and count them.
 """
 
@@ -39,7 +39,7 @@ TABLES = {
 
 
 class PatientParseAhead(ParseAhead):
-    """Waits for the worker's chunks of each file, and counts the files it served."""
+    """Waits for the worker's parts of each file, and counts the files it served."""
 
     served = 0
 
@@ -50,9 +50,9 @@ class PatientParseAhead(ParseAhead):
             return at in self._ready or self._worker is None or self._worker.poll() is not None
 
         wait_until(arrived_or_dead, f"the worker to read {item.path.name}", 30)
-        chunks = super().take(item, start)
-        type(self).served += chunks is not None
-        return chunks
+        parts = super().take(item, start)
+        type(self).served += parts is not None
+        return parts
 
 
 def use_worker(monkeypatch: pytest.MonkeyPatch, kind: Any) -> None:
@@ -224,25 +224,25 @@ def test_chunks_split_a_file_as_one_read_does(tmp_path: Path) -> None:
     root = tmp_path / "cc"
     varied_corpus(root)
     item = max(work_items(root, mtime=0.0), key=lambda item: item.size)  # quiet: tail read
-    one = list(FileReader(item, Start(0, 0, None), max_line=1 << 20, mask=None, seal=str).chunks())
+    one = list(FileReader(item, Start(0, 0, None), max_line=1 << 20, mask=None, seal=str).parts())
     many = list(
         FileReader(
             item, Start(0, 0, None), max_line=1 << 20, mask=None, seal=str, batch_lines=7
-        ).chunks()
+        ).parts()
     )
     assert len(one) == 1 and len(many) > 5
-    assert [line for chunk in many for line in chunk.lines] == one[0].lines
-    assert [s for chunk in many for s in chunk.skipped] == one[0].skipped
+    assert [line for part in many for line in part.lines] == one[0].lines
+    assert [s for part in many for s in part.skipped] == one[0].skipped
     assert many[-1].end_offset == one[0].end_offset and many[-1].torn == one[0].torn > 0
     assert many[-1].meta == one[0].meta and many[-1].final and not many[0].final
-    # Reading on from where a chunk ended gives the rest.
+    # Reading on from where a part ended gives the rest.
     middle = many[2]
     rest = FileReader(
         item, Start(middle.end_offset, middle.end_line, middle.session_id),
         max_line=1 << 20, mask=None, seal=str,
-    ).chunks()  # fmt: skip
-    assert [line for chunk in rest for line in chunk.lines] == [
-        line for chunk in many[3:] for line in chunk.lines
+    ).parts()  # fmt: skip
+    assert [line for part in rest for line in part.lines] == [
+        line for part in many[3:] for line in part.lines
     ]
 
 

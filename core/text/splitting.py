@@ -6,9 +6,9 @@ long memory file is indexed as several rows. Two cutters:
 * :func:`split_for_index` cuts any text into pieces of about ``size`` characters, at a
   paragraph, line, sentence or word boundary when there is one. The pieces joined give back the
   text exactly, so nothing is lost or duplicated.
-* :func:`chunk_markdown` cuts a memory markdown file into sections by heading, and long sections
+* :func:`markdown_blocks` cuts a memory markdown file into sections by heading, and long sections
   by paragraph, keeping 1-based line numbers so a search hit can open the file at the right
-  place. Every non-blank line lands in exactly one chunk.
+  place. Every non-blank line lands in exactly one block.
 
 Neither ever produces an empty piece, and neither raises on any input.
 """
@@ -74,7 +74,7 @@ def _joins_previous(char: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
+class MarkdownBlock:
     """A run of lines of a markdown file: ``start_line``..``end_line``, 1-based, inclusive.
 
     ``text`` is exactly those lines joined with ``\\n`` (carriage returns dropped); ``heading``
@@ -87,27 +87,27 @@ class Chunk:
     text: str
 
 
-def chunk_markdown(text: str, max_chars: int = DEFAULT_SIZE) -> list[Chunk]:
-    """Cut a markdown file into chunks: one per section, long sections by paragraph.
+def markdown_blocks(text: str, max_chars: int = DEFAULT_SIZE) -> list[MarkdownBlock]:
+    """Cut a markdown file into blocks: one per section, long sections by paragraph.
 
     Sections start at ATX headings (``#`` to ``######``) outside fenced code. A section longer
     than ``max_chars`` is cut between paragraphs (blank lines outside fences), a paragraph
-    longer than that between lines; a single line longer than that is a chunk of its own.
-    Blank lines at the edges of a chunk are left out of it.
+    longer than that between lines; a single line longer than that is a block of its own.
+    Blank lines at the edges of a block are left out of it.
     """
     lines = [line.removesuffix("\r") for line in text.split("\n")]
-    chunks: list[Chunk] = []
+    blocks: list[MarkdownBlock] = []
     for first, last, heading in _sections(lines):
         for block_first, block_last in _pack(lines, _paragraphs(lines, first, last), max_chars):
-            chunks.append(
-                Chunk(
+            blocks.append(
+                MarkdownBlock(
                     start_line=block_first + 1,
                     end_line=block_last + 1,
                     heading=heading,
                     text="\n".join(lines[block_first : block_last + 1]),
                 )
             )
-    return chunks
+    return blocks
 
 
 def _sections(lines: list[str]) -> list[tuple[int, int, str | None]]:

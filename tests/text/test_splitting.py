@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from clawback.core.text.chunking import Chunk, chunk_markdown, split_for_index
+from clawback.core.text.splitting import MarkdownBlock, markdown_blocks, split_for_index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,41 +80,41 @@ make check
 
 
 def test_sections_by_heading_with_line_numbers() -> None:
-    assert chunk_markdown(MEMORY) == [
-        Chunk(1, 1, None, "Preamble line."),
-        Chunk(3, 5, "Project", "# Project\n\nUses SQLite."),
-        Chunk(7, 14, "Setup", MEMORY.split("\n", 6)[6].split("\n\n## Notes")[0]),
-        Chunk(16, 16, "Notes", "## Notes"),
+    assert markdown_blocks(MEMORY) == [
+        MarkdownBlock(1, 1, None, "Preamble line."),
+        MarkdownBlock(3, 5, "Project", "# Project\n\nUses SQLite."),
+        MarkdownBlock(7, 14, "Setup", MEMORY.split("\n", 6)[6].split("\n\n## Notes")[0]),
+        MarkdownBlock(16, 16, "Notes", "## Notes"),
     ]
 
 
 def test_long_sections_are_cut_between_paragraphs() -> None:
     paragraph = "word " * 50  # 250 characters
     text = "# Long\n\n" + "\n\n".join(paragraph.strip() for _ in range(6))
-    chunks = chunk_markdown(text, max_chars=600)
-    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 5), (7, 9), (11, 13)]
-    assert all(c.heading == "Long" for c in chunks)
-    assert all(len(c.text) <= 600 for c in chunks)
+    blocks = markdown_blocks(text, max_chars=600)
+    assert [(c.start_line, c.end_line) for c in blocks] == [(1, 5), (7, 9), (11, 13)]
+    assert all(c.heading == "Long" for c in blocks)
+    assert all(len(c.text) <= 600 for c in blocks)
 
 
 def test_a_long_paragraph_is_cut_between_lines() -> None:
     text = "\n".join(f"line {i:02d} " + "x" * 40 for i in range(20))
-    chunks = chunk_markdown(text, max_chars=200)
-    assert all(len(c.text) <= 200 for c in chunks)
-    assert [c.start_line for c in chunks] == [1, 5, 9, 13, 17]
+    blocks = markdown_blocks(text, max_chars=200)
+    assert all(len(c.text) <= 200 for c in blocks)
+    assert [c.start_line for c in blocks] == [1, 5, 9, 13, 17]
 
 
 def test_crlf_and_hashtags() -> None:
-    chunks = chunk_markdown("#tag is not a heading\r\n# Real\r\ntext\r\n")
-    assert chunks == [
-        Chunk(1, 1, None, "#tag is not a heading"),
-        Chunk(2, 3, "Real", "# Real\ntext"),
+    blocks = markdown_blocks("#tag is not a heading\r\n# Real\r\ntext\r\n")
+    assert blocks == [
+        MarkdownBlock(1, 1, None, "#tag is not a heading"),
+        MarkdownBlock(2, 3, "Real", "# Real\ntext"),
     ]
 
 
 def test_empty_and_blank_files_have_no_chunks() -> None:
-    assert chunk_markdown("") == []
-    assert chunk_markdown("\n\n  \n") == []
+    assert markdown_blocks("") == []
+    assert markdown_blocks("\n\n  \n") == []
 
 
 _md_lines = st.one_of(
@@ -128,30 +128,30 @@ _md_lines = st.one_of(
 @given(st.lists(_md_lines, max_size=60).map("\n".join), st.integers(min_value=1, max_value=300))
 def test_chunks_cover_every_non_blank_line_once(text: str, max_chars: int) -> None:
     lines = [line.removesuffix("\r") for line in text.split("\n")]
-    chunks = chunk_markdown(text, max_chars=max_chars)
+    blocks = markdown_blocks(text, max_chars=max_chars)
     covered: list[int] = []
-    for chunk in chunks:
-        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines)
-        assert chunk.text == "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
-        assert lines[chunk.start_line - 1].strip() and lines[chunk.end_line - 1].strip()
-        assert len(chunk.text) <= max_chars or chunk.start_line == chunk.end_line
-        covered.extend(range(chunk.start_line, chunk.end_line + 1))
+    for block in blocks:
+        assert 1 <= block.start_line <= block.end_line <= len(lines)
+        assert block.text == "\n".join(lines[block.start_line - 1 : block.end_line])
+        assert lines[block.start_line - 1].strip() and lines[block.end_line - 1].strip()
+        assert len(block.text) <= max_chars or block.start_line == block.end_line
+        covered.extend(range(block.start_line, block.end_line + 1))
     assert covered == sorted(set(covered))  # in order, no overlap
     non_blank = {i + 1 for i, line in enumerate(lines) if line.strip()}
     assert non_blank <= set(covered)
-    assert all(lines[i - 1].strip() or _inside(chunks, i) for i in covered)
+    assert all(lines[i - 1].strip() or _inside(blocks, i) for i in covered)
 
 
-def _inside(chunks: list[Chunk], line: int) -> bool:
-    return any(c.start_line < line < c.end_line for c in chunks)
+def _inside(blocks: list[MarkdownBlock], line: int) -> bool:
+    return any(c.start_line < line < c.end_line for c in blocks)
 
 
 def test_headings_name_their_chunks() -> None:
     text = "intro\n# A\na\n## B\nb\n```\n# not\n```\n### C #\nc"
-    assert [(c.heading, c.start_line) for c in chunk_markdown(text)] == [
+    assert [(c.heading, c.start_line) for c in markdown_blocks(text)] == [
         (None, 1),
         ("A", 2),
         ("B", 4),
         ("C", 9),
     ]
-    assert re.match(r"## B", chunk_markdown(text)[2].text)
+    assert re.match(r"## B", markdown_blocks(text)[2].text)
