@@ -105,7 +105,7 @@ class Home:
                 raise ClawbackError(f"{path}: no such file or folder")
             detected = source
             if detected is None and path.is_file():
-                detected = ingestor.classify(path)
+                detected = ingestor.detect(path)
                 if detected is None:
                     raise ClawbackError(f"{path}: not a transcript format clawback reads")
             roots.append(root_for_path(path, detected))

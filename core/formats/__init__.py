@@ -27,7 +27,7 @@ _GENERIC_TYPES = frozenset({"user", "assistant", "system", "summary", "tool_use"
 _CLAUDE_CODE_FIELDS = ("sessionId", "uuid", "parentUuid", "leafUuid")
 
 
-def detect_format(first_obj: Any) -> Source | None:
+def detect_line(first_obj: Any) -> Source | None:
     """Name the format of a file from its first decoded JSON line; ``None`` if not ours.
 
     - ``{"type": "session", "format": "clawback", ...}`` -> native;
@@ -71,10 +71,10 @@ def detect_lines(objs: Iterable[Any]) -> Source | None:
     usage-only logs) is not ours and is skipped by name, never parsed as Claude Code.
     """
     for obj in objs:
-        source = detect_format(obj)
+        source = detect_line(obj)
         if source is not None:
             return source
     return None
 
 
-__all__ = ["PARSERS", "detect_format", "detect_lines"]
+__all__ = ["PARSERS", "detect_line", "detect_lines"]

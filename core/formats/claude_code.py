@@ -424,5 +424,5 @@ _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
     "tool_result": _bare_tool_result,
 }
 
-# Every line type this module recognises; detect_format uses it.
+# Every line type this module recognises; detect_line uses it.
 KNOWN_TYPES = frozenset(_HANDLERS) | IGNORED_TYPES

@@ -17,7 +17,7 @@ DETECT_LINES = 16  # how many lines format detection looks at before giving up o
 WORKFLOW_JOURNAL = "not a transcript (Claude Code workflow journal)"
 
 
-def sniff(path: Path, max_line: int) -> tuple[Source | None, str]:
+def detect_file(path: Path, max_line: int) -> tuple[Source | None, str]:
     """A file's format from the shapes of its first lines, or ``None`` and why not.
 
     The first line that tells decides (oh-my-pi files open with a ``title`` line, some

@@ -35,7 +35,7 @@ from clawback.core.archive.kept import KeptCopies
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.faults import is_index_fault
-from clawback.core.formats.detect import sniff
+from clawback.core.formats.detect import detect_file
 from clawback.core.formats.openclaw import load_session_store
 from clawback.core.ingest import repair
 from clawback.core.ingest.batch import FileBatch, FileState
@@ -118,7 +118,7 @@ class Ingestor:
             reimport=reimport,
             stats=stats,
             seal=self._seal,
-            sniff=self.sniff,
+            detect=self.detect_file,
             keep=self._keep,
         )
         self.seen = found.seen
@@ -208,17 +208,17 @@ class Ingestor:
         with self.lock, write_transaction(self.db):
             yield
 
-    def classify(self, path: Path) -> Source | None:
+    def detect(self, path: Path) -> Source | None:
         """A file's source from where it lives under the configured roots, else its content."""
         resolved = path.resolve()
         for root in configured_roots(self.config, self.paths):
             if root.source is not None and resolved.is_relative_to(root.root.resolve()):
                 return root.source
-        return self.sniff(path)[0]
+        return self.detect_file(path)[0]
 
-    def sniff(self, path: Path) -> tuple[Source | None, str]:
+    def detect_file(self, path: Path) -> tuple[Source | None, str]:
         """A file's format from the shapes of its first lines, or ``None`` and why not."""
-        return sniff(path, self._max_line)
+        return detect_file(path, self._max_line)
 
     # -- one file -------------------------------------------------------------------------------
 

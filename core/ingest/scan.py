@@ -24,7 +24,7 @@ from clawback.core.ingest.stats import IngestStats
 from clawback.core.locking import WriterLock
 from clawback.core.records import Source
 
-Sniff = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
+DetectFile = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
 
 
 @dataclass
@@ -40,7 +40,7 @@ def scan(
     reimport: bool,
     stats: IngestStats,
     seal: Callable[[str], str],
-    sniff: Sniff,
+    detect: DetectFile,
     keep: bool = False,
 ) -> Scan:
     """Stat every file under ``roots``; what needs reading, and (in ``stats``) what not and why."""
@@ -70,7 +70,7 @@ def scan(
                 stats.empty_files += 1  # nothing to read or detect yet: read once it has lines
                 continue
             if source is None:
-                source, why = sniff(Path(path))
+                source, why = detect(Path(path))
                 if source is None:
                     stats.unsupported_files += 1
                     problems.append((path, why))

@@ -224,7 +224,7 @@ def configured_roots(config: Config, paths: Paths) -> list[SourceRoot]:
 def root_for_path(path: Path, source: Source | None) -> SourceRoot:
     """A root and its files for a PATH given on the command line (a folder or one file).
 
-    For one file, ``source`` should already be detected (see ``Ingestor.classify``).
+    For one file, ``source`` should already be detected (see ``Ingestor.detect``).
 
     For one file the root is chosen so its key matches what a full scan would give: a Claude
     Code transcript keeps its ``<project>/<session>.jsonl`` key (and a subagent file its

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clawback.core.formats import PARSERS, detect_format
+from clawback.core.formats import PARSERS, detect_line
 from clawback.core.formats.claude_code import parse_line
 from clawback.core.formats.rendering import describe_tool_call
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
@@ -44,7 +44,7 @@ def entries_of(path: Path) -> list[Entry]:
 
 def test_fixture_is_detected_and_registered() -> None:
     first = next(decoded_lines(MAIN_FILE))
-    assert detect_format(first) is Source.CLAUDE_CODE
+    assert detect_line(first) is Source.CLAUDE_CODE
     assert PARSERS[Source.CLAUDE_CODE] is parse_line
 
 
@@ -171,7 +171,7 @@ def test_bookkeeping_lines_are_empty_and_unknown_types_are_counted() -> None:
 
 def test_subagent_file_is_all_sidechain_and_names_the_main_session() -> None:
     parsed = parse_file(SUBAGENT_FILE)
-    assert detect_format(parsed[0][0]) is Source.CLAUDE_CODE
+    assert detect_line(parsed[0][0]) is Source.CLAUDE_CODE
     entries = [e for _, p in parsed for e in p.entries]
     assert entries and all(e.sidechain for e in entries)
     assert {p.meta.session_id for _, p in parsed if p.meta} == {SESSION_ID}
@@ -198,7 +198,7 @@ def real(shared_dir: Path, name: str) -> Path:
 def test_cli_2_1_328_transcript(shared_dir: Path) -> None:
     [path] = (shared_dir / "claude-code-transcripts").glob("*/12a016d1-*.jsonl")
     parsed = parse_file(path)
-    assert detect_format(parsed[0][0]) is Source.CLAUDE_CODE
+    assert detect_line(parsed[0][0]) is Source.CLAUDE_CODE
     entries = [e for _, p in parsed for e in p.entries]
     assert [e.text for e in entries if e.role is Role.USER] == [
         "We decided to store transcripts as JSONL and index them in SQLite FTS5.\n",
@@ -334,14 +334,14 @@ def test_detect_format_on_every_real_file(shared_dir: Path) -> None:
     for path in sorted(root.glob("claude-code/*/*.jsonl")):
         first = next(decoded_lines(path), None)
         if first is not None:  # one real file is empty
-            assert detect_format(first) is Source.CLAUDE_CODE, path.name
+            assert detect_line(first) is Source.CLAUDE_CODE, path.name
     for path in sorted(root.glob("openclaw-pi/*/*.jsonl")):
-        assert detect_format(next(decoded_lines(path))) is Source.OPENCLAW, path.name
+        assert detect_line(next(decoded_lines(path))) is Source.OPENCLAW, path.name
     for path in sorted(root.glob("other/*/*.jsonl")):
         first = next(decoded_lines(path), None)
-        assert detect_format(first) is None, path.name
+        assert detect_line(first) is None, path.name
     gemini = json.loads((root / "other/entireio__cli/12-cbfeaa512b-0-full.jsonl").read_text())
-    assert detect_format(gemini) is None
+    assert detect_line(gemini) is None
 
 
 # --- never raises ---------------------------------------------------------------------------
@@ -427,13 +427,13 @@ def assert_well_formed(line: ParsedLine) -> None:
 @given(json_values)
 def test_parse_line_never_raises_on_any_json(value: Any) -> None:
     assert_well_formed(parse_line(value))
-    detect_format(value)
+    detect_line(value)
 
 
 @given(lines)
 def test_parse_line_never_raises_on_known_keys_with_wrong_types(value: dict[str, Any]) -> None:
     assert_well_formed(parse_line(value))
-    detect_format(value)
+    detect_line(value)
 
 
 def test_rename_command_names_the_session() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.formats import PARSERS, detect_format
+from clawback.core.formats import PARSERS, detect_line
 from clawback.core.formats.native import (
     compaction_event,
     label_event,
@@ -82,7 +82,7 @@ def test_builders_write_exactly_the_fixture_lines() -> None:
 
 def test_header_is_detected_and_gives_meta() -> None:
     header = fixture_lines()[0]
-    assert detect_format(header) is Source.NATIVE
+    assert detect_line(header) is Source.NATIVE
     assert PARSERS[Source.NATIVE] is parse_line
     assert parse_line(header) == ParsedLine(
         meta=SessionMeta(
@@ -98,7 +98,7 @@ def test_header_is_detected_and_gives_meta() -> None:
 
 def test_header_without_the_marker_is_not_native() -> None:
     header = {"type": "session", "version": 1, "id": "x", "key": "local:alice"}
-    assert detect_format(header) is None
+    assert detect_line(header) is None
     assert parse_line(header).unknown
 
 
@@ -212,7 +212,7 @@ def test_parse_line_never_raises_on_any_json(value: Any) -> None:
 def test_parse_line_never_raises_on_known_keys_with_wrong_types(value: dict[str, Any]) -> None:
     line = parse_line(value)
     assert line.unknown is None or not line.unknown.startswith("parser error"), line.unknown
-    detect_format(value)
+    detect_line(value)
 
 
 @given(
@@ -263,4 +263,4 @@ def test_builder_then_parser_round_trip(
     ],
 )
 def test_detect_format(first: Any, expected: Source | None) -> None:
-    assert detect_format(first) is expected
+    assert detect_line(first) is expected

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clawback.core.formats import PARSERS, detect_format
+from clawback.core.formats import PARSERS, detect_line
 from clawback.core.formats.openclaw import (
     load_session_store,
     parse_line,
@@ -42,7 +42,7 @@ def by_id(path: Path) -> dict[str, ParsedLine]:
 
 def test_header_gives_session_meta_with_parent_from_path() -> None:
     first = next(decoded_lines(TRANSCRIPT))
-    assert detect_format(first) is Source.OPENCLAW
+    assert detect_line(first) is Source.OPENCLAW
     assert PARSERS[Source.OPENCLAW] is parse_line
     assert parse_line(first) == ParsedLine(
         meta=SessionMeta(
@@ -342,7 +342,7 @@ def test_parse_line_never_raises_on_any_json(value: Any) -> None:
 @given(lines)
 def test_parse_line_never_raises_on_known_keys_with_wrong_types(value: dict[str, Any]) -> None:
     assert_well_formed(parse_line(value))
-    detect_format(value)
+    detect_line(value)
 
 
 @given(st.dictionaries(st.text(max_size=30), json_values, max_size=5))
