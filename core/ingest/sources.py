@@ -23,8 +23,13 @@ from clawback.core.paths import Paths
 from clawback.core.records import Source
 
 Problems = list[tuple[str, str]]  # (path, why it was not read), for health and ingest --json
-# How deep transcripts sit: <agent>/sessions/<id>.jsonl, flat, else (detected per file) up to 8
+# How deep transcripts sit: <agent>/sessions/<id>.jsonl, flat, else (Claude Code and folders
+# detected per file) anywhere up to DEEPEST_FOLDERS folders below the root. Folder links are not
+# followed, so the bound is against bind-mount loops and runaway trees, not against real layouts;
+# a folder past it is named in health, never skipped silently.
+DEEPEST_FOLDERS = 32
 _TRANSCRIPT_DEPTH: dict[Source | None, int] = {Source.OPENCLAW: 3, Source.NATIVE: 1}
+_TOO_DEEP = f"more than {DEEPEST_FOLDERS} folders below the source root (not searched)"
 
 
 @dataclass(frozen=True)
@@ -39,7 +44,7 @@ class SourceRoot:
     @property
     def depth(self) -> int:
         """How many folders deep a transcript may sit under the root."""
-        return _TRANSCRIPT_DEPTH.get(self.source, 8)
+        return _TRANSCRIPT_DEPTH.get(self.source, DEEPEST_FOLDERS + 1)
 
     def files(self, problems: Problems | None = None) -> Iterator[Path]:
         """Every transcript file under the root, found with ``os.scandir`` (no reads)."""
@@ -66,7 +71,8 @@ class SourceRoot:
         if self.source is Source.MEMORY:
             yield from self._memory_files(problems)
             return
-        yield from _walk_stat(str(self.root), "", ".jsonl", self.depth, problems)
+        deep = self.source not in _TRANSCRIPT_DEPTH  # a fixed layout has nothing deeper
+        yield from _walk_stat(str(self.root), "", ".jsonl", self.depth, problems, deep)
 
     def _memory_files(self, problems: Problems) -> Iterator[tuple[str, str, os.stat_result]]:
         """``MEMORY.md`` and ``memory/*.md``; a link that leads out of the workspace is refused."""
@@ -164,8 +170,10 @@ def _utf8_name(path: str, problems: Problems) -> bool:
 
 
 def _walk_stat(
-    folder: str, prefix: str, suffix: str, max_depth: int, problems: Problems
+    folder: str, prefix: str, suffix: str, max_depth: int, problems: Problems, deep: bool
 ) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Files ending in ``suffix`` at most ``max_depth - 1`` folders down; with ``deep``, each
+    folder below that is added to ``problems``."""
     try:
         with os.scandir(folder) as it:
             entries = list(it)
@@ -185,11 +193,17 @@ def _walk_stat(
                     yield entry.path, prefix + name, st
                 continue
         try:
-            is_folder = max_depth > 1 and entry.is_dir(follow_symlinks=False)
+            is_folder = (max_depth > 1 or deep) and entry.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        if is_folder and _utf8_name(entry.path, problems):
-            yield from _walk_stat(entry.path, f"{prefix}{name}/", suffix, max_depth - 1, problems)
+        if not is_folder:
+            continue
+        if max_depth <= 1:
+            problems.append((entry.path, _TOO_DEEP))
+        elif _utf8_name(entry.path, problems):
+            yield from _walk_stat(
+                entry.path, f"{prefix}{name}/", suffix, max_depth - 1, problems, deep
+            )
 
 
 def parse_extra(spec: str) -> SourceRoot:
