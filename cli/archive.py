@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from clawback.cli.home import open_home
@@ -25,6 +25,9 @@ from clawback.core.archive.sessions import (
 from clawback.core.ingest.health import health
 from clawback.core.ingest.ingestor import ProgressFactory
 from clawback.core.records import Source
+
+if TYPE_CHECKING:
+    from clawback.core.config import EmbeddingsConfig
 
 
 def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]]:
@@ -295,7 +298,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             "[bold]Conversations[/] "
             + ", ".join(f"{n} {status}" for status, n in sorted(report.conversations.items()))
         )
-    _print_embeddings(vectors, app.config.embeddings.model)
+    _print_embeddings(vectors, app.config.embeddings)
     _print_hooks(hook_runs, hook_failures)
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
@@ -317,13 +320,14 @@ def _print_hooks(runs: dict[str, Any], failures: list[Any]) -> None:
         out.print(f"  [yellow]{run.event} {run.outcome}[/] {when}: {escape(run.detail)}")
 
 
-def _print_embeddings(vectors: Any, setting: str) -> None:
+def _print_embeddings(vectors: Any, settings: EmbeddingsConfig) -> None:
     """One line: which model, how much of the archive it covers, what to run next."""
-    if setting.strip().lower() == "none":
+    if not settings.enabled:
         out.print("[bold]Embeddings[/] off (embeddings.model = 'none'): search is keyword-only")
         return
+    model = vectors.model or settings.model
     line = (
-        f"[bold]Embeddings[/] {vectors.model or setting}: {vectors.vectors:,} of {vectors.total:,}"
+        f"[bold]Embeddings[/] {model}: {vectors.vectors:,} of {vectors.total:,}"
         f" chunks ({100 * vectors.ratio:.0f}%)"
     )
     if vectors.ratio < 1:

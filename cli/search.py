@@ -125,7 +125,7 @@ def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
 
         config = load_config(paths.config)
     recency = config.embeddings.recency_boost
-    if config.embeddings.model.strip().lower() == "none" or not paths.vectors.exists():
+    if not config.embeddings.enabled or not paths.vectors.exists():
         return None, None, recency
     try:
         from clawback.core.embeddings.semantic import open_semantic
@@ -136,7 +136,5 @@ def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
             " showing keyword results",
             recency,
         )
-    nearest, why = open_semantic(
-        config.embeddings.model, paths.vectors, threads=config.embeddings.threads
-    )
+    nearest, why = open_semantic(config.embeddings, paths.vectors)
     return nearest, why, recency

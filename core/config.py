@@ -114,6 +114,11 @@ class EmbeddingsConfig:
     )
     threads: int = setting(1, "CPU threads the embedding model may use.")
 
+    @property
+    def enabled(self) -> bool:
+        """Semantic search is on unless ``model`` is ``none`` (vectors may still be missing)."""
+        return self.model.strip().lower() != "none"
+
 
 @dataclass
 class HooksConfig:

@@ -258,7 +258,7 @@ class Home:
         is on, a model is set, the extra is installed, and ``clawback embed`` has run once (the
         first full embedding can take hours; it is asked for, never sprung on anyone)."""
         settings = self.config.embeddings
-        if not settings.background or settings.model.strip().lower() == "none":
+        if not settings.background or not settings.enabled:
             return None
         if not self.paths.vectors.exists():
             return None

@@ -29,10 +29,10 @@ def deferred_nearest(vectors: Path, settings: EmbeddingsConfig) -> DeferredIndex
     """The vector side of search and recall for a long-lived process (the app, the chat engine,
     the MCP server), or ``None``: embeddings off, the extra not installed, or nothing embedded
     yet. The model loads on the first query, so the process starts as fast as without it."""
-    if settings.model.strip().lower() == "none" or not vectors.exists():
+    if not settings.enabled or not vectors.exists():
         return None
     try:
         from clawback.core.embeddings.semantic import DeferredIndex
     except ImportError:  # the embeddings extra is optional: search stays keyword-only
         return None
-    return DeferredIndex(settings.model, vectors, threads=settings.threads)
+    return DeferredIndex(settings, vectors)

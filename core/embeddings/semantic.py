@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+from clawback.core.config import EmbeddingsConfig
 from clawback.core.embeddings.embedder import (
-    OFF,
     Embedder,
     EmbeddingsUnavailable,
     load_embedder,
@@ -79,14 +79,14 @@ class SemanticIndex:
 
 
 def open_semantic(
-    setting: str, store_path: Path, *, threads: int = 1
+    settings: EmbeddingsConfig, store_path: Path
 ) -> tuple[SemanticIndex | None, str | None]:
     """``(index, None)`` when semantic search can run; ``(None, why)`` when it cannot.
 
     ``why`` is ``None`` when there is simply nothing to say: embeddings are off, or nothing has
     been embedded yet (search is keyword-only until ``clawback embed`` has run).
     """
-    if setting.strip().lower() == OFF or not store_path.exists():
+    if not settings.enabled or not store_path.exists():
         return None, None
     try:
         store = VectorStore.open(store_path)
@@ -97,7 +97,7 @@ def open_semantic(
         store.close()
         return None, None
     try:
-        embedder = load_embedder(setting, threads=threads)
+        embedder = load_embedder(settings.model, threads=settings.threads)
         store.check(embedder.name, embedder.dim)
     except EmbeddingsUnavailable as exc:
         store.close()
@@ -113,19 +113,16 @@ class DeferredIndex:
     before the model loads; when it cannot open, every query raises the same one-line reason,
     which search turns into a keyword fallback with that note."""
 
-    def __init__(self, setting: str, store_path: Path, *, threads: int = 1) -> None:
-        self.setting = setting
+    def __init__(self, settings: EmbeddingsConfig, store_path: Path) -> None:
+        self.settings = settings
         self.store_path = store_path
-        self.threads = threads
         self._index: SemanticIndex | None = None
         self._why: str | None = None
 
     def nearest(self, query: str, limit: int) -> list[Neighbour]:
         if self._index is None:
             if self._why is None:
-                self._index, why = open_semantic(
-                    self.setting, self.store_path, threads=self.threads
-                )
+                self._index, why = open_semantic(self.settings, self.store_path)
                 self._why = why or "nothing is embedded yet (run `clawback embed`)"
             if self._index is None:
                 raise EmbeddingsUnavailable(self._why.removesuffix("; showing keyword results"))

@@ -50,7 +50,7 @@ def ingest_transcript(paths: Paths, transcript: Path) -> int:
 def _queue_embedding(paths: Paths, settings: EmbeddingsConfig, added: int) -> None:
     """Start a short ``clawback embed`` apart when the person embeds (vectors exist) and no
     other embedder is at work; new text is embedded newest first."""
-    if added <= 0 or settings.model.strip().lower() == "none" or not settings.background:
+    if added <= 0 or not settings.enabled or not settings.background:
         return
     if not paths.vectors.exists() or not lock_free(paths.embed_lock):
         return

@@ -105,3 +105,10 @@ def test_update_settings_refuses_a_bad_value_and_writes_nothing(paths: Paths) ->
     with pytest.raises(ConfigError, match=r"ui\.search_limt: unknown setting"):
         update_settings(paths, {"ui.search_limt": 5})
     assert paths.config.read_bytes() == before
+
+
+def test_embeddings_are_on_unless_the_model_is_none(paths: Paths) -> None:
+    assert Config().embeddings.enabled
+    assert not update_setting(paths, "embeddings.model", " None ").embeddings.enabled
+    assert not load_config(paths.config).embeddings.enabled
+    assert update_setting(paths, "embeddings.model", "hash-16").embeddings.enabled

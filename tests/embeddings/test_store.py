@@ -14,6 +14,7 @@ import sqlite_utils
 
 np = pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
+from clawback.core.config import EmbeddingsConfig  # noqa: E402
 from clawback.core.db import connect, write_transaction  # noqa: E402
 from clawback.core.embeddings.chunks import embed_text, text_hash  # noqa: E402
 from clawback.core.embeddings.embedder import HashEmbedder  # noqa: E402
@@ -206,16 +207,16 @@ def test_a_deferred_index_opens_on_first_query_or_says_why(home: Path) -> None:
     from clawback.core.embeddings.embedder import EmbeddingsUnavailable
     from clawback.core.embeddings.semantic import DeferredIndex
 
-    deferred = DeferredIndex("hash-16", home / "embeddings.db")
+    deferred = DeferredIndex(EmbeddingsConfig(model="hash-16"), home / "embeddings.db")
     with pytest.raises(EmbeddingsUnavailable, match="nothing is embedded yet"):
         deferred.nearest("anything", 3)
     _, _, worker = open_worker(home)
     worker.run()
-    found = DeferredIndex("hash-16", home / "embeddings.db").nearest(
+    found = DeferredIndex(EmbeddingsConfig(model="hash-16"), home / "embeddings.db").nearest(
         "assistant: turn 7 about topic7", 3
     )
     assert len(found) == 3 and found[0].similarity == pytest.approx(1.0, abs=1e-3)
-    wrong = DeferredIndex("hash-32", home / "embeddings.db")
+    wrong = DeferredIndex(EmbeddingsConfig(model="hash-32"), home / "embeddings.db")
     with pytest.raises(EmbeddingsUnavailable, match="made with hash-16"):
         wrong.nearest("anything", 3)
 

@@ -294,7 +294,7 @@ class SearchPane(Pane):
         """Whether a pause in typing should bring hybrid results: the home has vectors and the
         query asks for no exact words (quotes, prefix*, -word stay keyword-only)."""
         settings = self.store.config.embeddings
-        if settings.model.strip().lower() == "none" or not self.store.paths.vectors.exists():
+        if not settings.enabled or not self.store.paths.vectors.exists():
             return False
         return not any(t.phrase or t.prefix or t.exclude for t in split_terms(query))
 
