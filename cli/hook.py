@@ -85,3 +85,17 @@ def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd
         cwd,
         lambda: flush_session(paths, session_id, transcript, cwd),
     )
+
+
+@hook.command(name="serve", hidden=True)
+@click.pass_context
+def serve_job(ctx: click.Context) -> None:
+    """Serve hybrid recall to the user-prompt hook until idle (started by that hook)."""
+    from clawback.core.config import load_config
+    from clawback.core.hooks.jobs import run_job
+    from clawback.core.hooks.prompt_recall import serve_recall
+    from clawback.core.hooks.run import Answer
+
+    paths = _paths(ctx)
+    config = load_config(paths.config)
+    run_job(paths, "recall-server", "", "", lambda: Answer(detail=serve_recall(paths, config)))

@@ -18,6 +18,7 @@ from clawback.cli.output import note, print_json
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.config import load_config
 from clawback.core.hooks import settings as cc_settings
+from clawback.core.hooks.recall_server import stop as stop_recall_server
 from clawback.core.hooks.status import hooks_status
 from clawback.core.paths import Paths
 

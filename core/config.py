@@ -131,6 +131,9 @@ class HooksConfig:
         [],
         "Projects the hooks leave alone: glob patterns on the working folder (e.g. '~/secret/*').",
     )
+    warm_minutes: int = setting(
+        10, "Recall by meaning keeps a warm process this long when idle; 0 loads it per prompt."
+    )
 
 
 @dataclass

@@ -1,0 +1,139 @@
+"""A warm process for hybrid recall: the vectors and the model loaded once, asked per prompt.
+
+A fresh process needs 0.3-0.9 s to load the vectors of a big archive and 0.2 s for the model
+before its first hybrid query, and the ``user-prompt`` hook is a fresh process on every prompt.
+So when the home has vectors, the hook asks this server over a Unix socket in the hooks folder
+(``recall.sock``, private to the user) and gets the block back in a few tens of milliseconds.
+
+The server starts on demand and never lingers: the first prompt that finds no server starts
+one apart (and is answered by words alone meanwhile); only one runs per home (a ``flock``); it
+exits after ``hooks.warm_minutes`` without a question, when asked to (``hooks uninstall``),
+when its socket is taken away, or when the home loses its vectors. It only reads the index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from clawback.core.hooks.locks import held, lock_free
+from clawback.core.paths import Paths
+
+SOCKET_NAME = "recall.sock"
+LOCK_NAME = "recall.lock"
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+STOP = {"stop": True}
+#: a Unix socket's path is limited to about 104-108 bytes by the OS
+MAX_SOCKET_PATH = 100
+
+
+def socket_path(paths: Paths) -> Path | None:
+    """Where the server listens, or ``None`` if this home's path is too long for a socket."""
+    path = paths.hooks / SOCKET_NAME
+    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+
+
+def running(paths: Paths) -> bool:
+    return not lock_free(paths.hooks / LOCK_NAME)
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n") and len(data) <= MAX_REQUEST_BYTES:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def ask(paths: Paths, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The server's answer to ``request``, or ``None`` (no server, too slow, or it failed)."""
+    path = socket_path(paths)
+    if path is None or timeout <= 0 or not path.exists():
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+            answer = json.loads(_read_line(conn))
+    except (OSError, ValueError):
+        return None
+    return answer if isinstance(answer, dict) and "text" in answer else None
+
+
+def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
+    """Answer requests until idle; returns why it stopped (for the log).
+
+    ``answer(request) -> dict`` builds each reply; ``warm()`` loads what is slow before the
+    socket is bound, so a hook never waits on a server that is still starting.
+    """
+    path = socket_path(paths)
+    if path is None:
+        return "the home's path is too long for a socket"
+    with held(paths.hooks / LOCK_NAME) as mine:
+        if not mine:
+            return "another recall server runs for this home"
+        if warm is not None:
+            warm()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # left by a server that was killed
+        # Bound under another name and renamed once listening: a hook that finds the socket
+        # can always connect to it.
+        staging = path.with_name(f".{SOCKET_NAME}.{os.getpid()}")
+        old_umask = os.umask(0o077)  # the socket is private to the user
+        try:
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(str(staging))
+        finally:
+            os.umask(old_umask)
+        try:
+            server.listen(8)
+            os.replace(staging, path)
+            server.settimeout(idle_s)
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    return f"idle for {idle_s:.0f} s"
+                with conn:
+                    if not _answer_one(conn, answer):
+                        return "asked to stop"
+                if not path.exists():
+                    return "its socket was removed"
+                if not paths.vectors.exists():
+                    return "the home has no vectors any more"
+        finally:
+            server.close()
+            for name in (staging, path):
+                with contextlib.suppress(FileNotFoundError):
+                    name.unlink()
+
+
+def _answer_one(conn: socket.socket, answer: Any) -> bool:
+    """Answer one request; ``False`` when it asked the server to stop."""
+    conn.settimeout(5.0)
+    going_on = True
+    try:
+        request = json.loads(_read_line(conn))
+        if request == STOP:
+            reply, going_on = {"text": "", "detail": "stopping"}, False
+        elif isinstance(request, dict):
+            reply = answer(request)
+        else:
+            reply = {"text": "", "detail": "not a request"}
+    except Exception as exc:  # one bad question never stops the server
+        reply = {"text": "", "detail": f"{type(exc).__name__}: {exc}"}
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+    return going_on
+
+
+def stop(paths: Paths, timeout: float = 5.0) -> bool:
+    """Ask this home's recall server to stop (``hooks uninstall``, tests); whether it was up."""
+    return ask(paths, STOP, timeout) is not None

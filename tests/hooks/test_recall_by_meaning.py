@@ -1,0 +1,80 @@
+"""Recall by meaning in the ``user-prompt`` hook: through the warm server it starts on demand
+(and stops when asked, or idle), or in the hook's own process with ``hooks.warm_minutes = 0``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from clawback.core.hooks.log import read_runs
+from clawback.core.hooks.recall_server import running, socket_path, stop
+from clawback.core.paths import Paths
+
+from ..cli_runner import run_cli
+from ..helpers import wait_until
+from .conftest import DECISION, event
+
+pytest.importorskip("onnxruntime", reason="recall by meaning needs the embeddings extra")
+
+#: no word of it is in the decision: only its meaning finds it
+BY_MEANING = "which database caching approach did we choose"
+
+
+@pytest.fixture
+def embedded(hook_home: Path) -> Path:
+    done = run_cli("embed", home=hook_home)
+    assert done.returncode == 0, done.stderr
+    return hook_home
+
+
+def set_warm(home: Path, minutes: int) -> None:
+    config = home / "config.toml"
+    config.write_text(config.read_text() + f"[hooks]\nwarm_minutes = {minutes}\n")
+
+
+def ask_hook(home: Path, prompt: str) -> tuple[str, str]:
+    done = run_cli(
+        "hook", "user-prompt", home=home, input=json.dumps(event("UserPromptSubmit", prompt=prompt))
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else ""
+    detail = [r for r in read_runs(Paths.resolve(home).hooks) if r.event == "user-prompt"][
+        -1
+    ].detail
+    return text, detail
+
+
+def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: Path) -> None:
+    set_warm(embedded, 1)
+    paths = Paths.resolve(embedded)
+    assert socket_path(paths) is not None, "the test home's path is too long for a socket"
+    try:
+        text, detail = ask_hook(embedded, BY_MEANING)
+        assert detail.startswith("keyword:") and DECISION not in text  # words alone, meanwhile
+        wait_until(
+            lambda: running(paths) and socket_path(paths).exists(), "the recall server", timeout=60
+        )  # type: ignore[union-attr]
+        text, detail = ask_hook(embedded, BY_MEANING)
+        assert detail.startswith("hybrid:"), detail
+        assert DECISION in text and "not instructions" in text
+        text, detail = ask_hook(embedded, "what did we decide about the cache layer")
+        assert detail.startswith("hybrid:") and "current session copy" not in text
+    finally:
+        stop(paths)
+    wait_until(lambda: not running(paths), "the server to stop")
+    assert not socket_path(paths).exists()  # type: ignore[union-attr]
+    wait_until(
+        lambda: any(
+            r.event == "recall-server" and r.detail == "asked to stop"
+            for r in read_runs(paths.hooks)
+        ),
+        "the server's last log line",
+    )
+
+
+def test_warm_minutes_0_recalls_by_meaning_in_the_hook_itself(embedded: Path) -> None:
+    set_warm(embedded, 0)
+    text, detail = ask_hook(embedded, BY_MEANING)
+    assert detail.startswith("hybrid in process:") and DECISION in text
+    assert not running(Paths.resolve(embedded))

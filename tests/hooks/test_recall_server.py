@@ -1,0 +1,69 @@
+"""The warm recall server never lingers: it exits when idle, one runs per home, a question that
+fails does not stop it, and a client never waits on one that is not there."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from clawback.core.hooks.recall_server import ask, running, serve, socket_path, stop
+from clawback.core.paths import Paths
+
+from ..helpers import wait_until
+
+
+def start(paths: Paths, answer: Any, idle_s: float) -> tuple[threading.Thread, list[str]]:
+    ended: list[str] = []
+    paths.vectors.write_bytes(b"")  # the server stays up only while the home has vectors
+    thread = threading.Thread(target=lambda: ended.append(serve(paths, answer, idle_s=idle_s)))
+    thread.start()
+    wait_until(lambda: socket_path(paths).exists(), "the socket")  # type: ignore[union-attr]
+    return thread, ended
+
+
+def test_it_answers_survives_a_failing_question_and_exits_when_idle(tmp_path: Path) -> None:
+    paths = Paths.resolve(tmp_path / "h").ensure()
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        if request["prompt"] == "boom":
+            raise RuntimeError("a bug")
+        return {"text": request["prompt"].upper(), "detail": "ok"}
+
+    thread, ended = start(paths, answer, idle_s=0.5)
+    assert ask(paths, {"prompt": "hello"}, 2.0) == {"text": "HELLO", "detail": "ok"}
+    assert ask(paths, {"prompt": "boom"}, 2.0) == {"text": "", "detail": "RuntimeError: a bug"}
+    assert ask(paths, {"prompt": "again"}, 2.0)["text"] == "AGAIN"  # type: ignore[index]
+    assert running(paths)
+    assert serve(paths, answer, idle_s=5) == "another recall server runs for this home"
+    thread.join(10)
+    assert ended == ["idle for 0 s"] and not thread.is_alive()
+    assert not running(paths) and not socket_path(paths).exists()  # type: ignore[union-attr]
+
+
+def test_stop_and_no_server(tmp_path: Path) -> None:
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    started = time.monotonic()
+    assert ask(paths, {"prompt": "x"}, 2.0) is None and not stop(paths)
+    assert time.monotonic() - started < 0.5
+    thread, ended = start(paths, lambda r: {"text": "", "detail": ""}, idle_s=60)
+    assert stop(paths)
+    thread.join(10)
+    assert ended == ["asked to stop"]
+
+
+def test_a_socket_left_by_a_killed_server_is_not_waited_on(tmp_path: Path) -> None:
+    import socket
+
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    paths.hooks.mkdir()
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(socket_path(paths)))
+    stale.close()  # the file stays, nobody listens
+    assert ask(paths, {"prompt": "x"}, 2.0) is None
+    thread, _ = start(paths, lambda r: {"text": "up", "detail": ""}, idle_s=60)
+    wait_until(lambda: ask(paths, {"prompt": "x"}, 2.0), "the new server, in the stale one's place")
+    assert ask(paths, {"prompt": "x"}, 2.0) == {"text": "up", "detail": ""}
+    stop(paths)
+    thread.join(10)
