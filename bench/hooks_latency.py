@@ -1,0 +1,140 @@
+"""What a Claude Code hook adds to a prompt: whole ``clawback hook`` processes, timed from start
+to exit, next to a bare ``python -c pass`` in the same run.
+
+    .venv/bin/python bench/hooks_latency.py --mb 200 --work /tmp/hl200   # the issue's corpus
+    .venv/bin/python bench/hooks_latency.py --mb 5                        # while iterating
+
+The corpus, its index and its vectors are ``hybrid_latency.build``'s (the generated corpus of
+``bench/archive.py``, one synthetic 384-d vector per text turn, stored under the test embedder's
+name ``hash-384``, which also embeds the queries: search cost depends on how many vectors there
+are, not on their values; the real model adds 4-5 ms per query, see ``hybrid_latency.py``).
+
+Rows, each a fresh process per run, interleaved round by round so they share the machine's load:
+``python -c pass``; ``user-prompt`` by words alone (``embeddings.model = "none"``); ``user-prompt``
+by meaning too, through the warm recall server (started by the first prompt, as in use, and
+warmed before timing); ``session-start`` (the brief). The prompts are natural-language
+questions; every event carries the cwd of one of the corpus's projects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from clawback.core.hooks.log import read_runs
+from clawback.core.hooks.recall_server import running, stop
+from clawback.core.paths import Paths
+from hybrid_latency import build
+
+CLAWBACK = str(Path(sys.executable).with_name("clawback"))
+PROMPTS = [
+    "what did we decide about the cache layer",
+    "how do we parse the output of the index search",
+    "where did the config file go after the move",
+    "why does the python sqlite table lock up",
+    "remind me how the memory window prompt is built",
+    "can you retry the request after a timeout",
+    "what was the error in the query column",
+    "how should we build the schema for sessions",
+]
+CWD = "/home/user/project3"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def event(name: str, **fields: str) -> str:
+    session = str(uuid.uuid4())
+    base = {"session_id": session, "transcript_path": f"/nonexistent/{session}.jsonl",
+            "cwd": CWD, "hook_event_name": name}  # fmt: skip
+    return json.dumps({**base, **fields})
+
+
+def timed(argv: list[str], stdin: str = "") -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or done.stderr:
+        raise SystemExit(f"{argv} failed: {done.stderr}")
+    return elapsed
+
+
+def configure(home: Path, model: str) -> None:
+    (home / "config.toml").write_text(
+        f'[embeddings]\nmodel = "{model}"\n[hooks]\nwarm_minutes = 5\n'
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mb", type=float, default=200, help="approximate corpus size")
+    parser.add_argument("--rounds", type=int, default=40, help="runs of each row")
+    parser.add_argument("--work", type=Path, help="keep the corpus here and reuse it")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="clawback-hooks-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    home_dir = work / "home"
+    paths = Paths.resolve(home_dir)
+    try:
+        home = build(work, args.mb)
+        entries = home.db.execute("SELECT count(*) FROM entries").fetchone()[0]
+        home.close()
+        hook = [CLAWBACK, "--home", str(home_dir), "hook"]
+        configure(home_dir, "hash-384")
+        timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[0]))
+        deadline = time.monotonic() + 120
+        while not running(paths) or not (home_dir / "hooks" / "recall.sock").exists():
+            if time.monotonic() > deadline:
+                raise SystemExit("the recall server did not start")
+            time.sleep(0.2)
+        timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[1]))
+        rows: dict[str, list[float]] = {
+            "python -c pass": [], "user-prompt, keyword": [], "user-prompt, hybrid": [],
+            "session-start": [],
+        }  # fmt: skip
+        details: dict[str, set[str]] = {"keyword": set(), "hybrid": set()}
+        for i in range(args.rounds):
+            prompt = PROMPTS[i % len(PROMPTS)]
+            rows["python -c pass"].append(timed([sys.executable, "-c", "pass"]))
+            configure(home_dir, "none")
+            rows["user-prompt, keyword"].append(
+                timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=prompt))
+            )
+            details["keyword"].add(read_runs(paths.hooks, 1)[-1].detail.split(":")[0])
+            configure(home_dir, "hash-384")
+            rows["user-prompt, hybrid"].append(
+                timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=prompt))
+            )
+            details["hybrid"].add(read_runs(paths.hooks, 1)[-1].detail.split(":")[0])
+            rows["session-start"].append(
+                timed([*hook, "session-start"], event("SessionStart", source="startup"))
+            )
+        gave = [run.chars for run in read_runs(paths.hooks) if run.event == "user-prompt"]
+        print(f"{entries:,} entries; {args.rounds} runs per row, fresh processes, interleaved;"
+              f" answered by {details}; context given: median {statistics.median(gave):.0f}"
+              " chars")  # fmt: skip
+        print("whole process p50 / p95 ms")
+        for name, samples in rows.items():
+            p50, p95 = percentiles(samples)
+            print(f"  {name:24} {p50:6.1f} / {p95:6.1f}")
+    finally:
+        stop(paths)
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
