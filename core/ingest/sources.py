@@ -40,6 +40,9 @@ class SourceRoot:
     root: Path
     name: str  # what health and progress call it
     only: tuple[Path, ...] = ()  # restrict to these files (a file named on the command line)
+    #: memory files under a Claude Code projects folder (``<project>/memory/*.md``: Claude
+    #: Code's auto memory), not a workspace's ``MEMORY.md`` and ``memory/*.md``
+    per_project: bool = False
 
     @property
     def depth(self) -> int:
@@ -75,27 +78,25 @@ class SourceRoot:
         yield from _walk_stat(str(self.root), "", ".jsonl", self.depth, problems, deep)
 
     def _memory_files(self, problems: Problems) -> Iterator[tuple[str, str, os.stat_result]]:
-        """``MEMORY.md`` and ``memory/*.md``; a link that leads out of the workspace is refused."""
-        found = [("MEMORY.md", str(self.root / "MEMORY.md"))]
+        """``MEMORY.md`` and ``memory/*.md``; a link that leads out of the workspace is refused.
+
+        Per project (Claude Code's auto memory), the same in each ``<project>/memory/``: the
+        key is ``<project>/memory/<name>.md`` and a link may not lead out of that folder.
+        """
+        if not self.per_project:
+            found = [("MEMORY.md", str(self.root / "MEMORY.md"))]
+            found += _markdown_in(self.root / "memory", "memory/")
+            yield from _sealed(found, os.path.realpath(self.root), problems)
+            return
         try:
-            with os.scandir(self.root / "memory") as it:
-                found += sorted(
-                    (f"memory/{e.name}", e.path)
-                    for e in it
-                    if e.name.endswith(".md") and e.name[0] != "."
-                )
+            with os.scandir(self.root) as it:
+                projects = sorted(e.name for e in it if e.name[0] != "." and e.is_dir())
         except OSError:
-            pass
-        root = os.path.realpath(self.root)
-        for key, path in found:
-            if not os.path.lexists(path):
-                continue
-            if os.path.islink(path) and not os.path.realpath(path).startswith(root + os.sep):
-                problems.append((path, "a link that leads out of the workspace (not read)"))
-                continue
-            st = _regular_file(path, problems)
-            if st is not None and _utf8_name(path, problems):
-                yield path, key, st
+            return
+        for project in projects:
+            folder = self.root / project / "memory"
+            found = _markdown_in(folder, f"{project}/memory/")
+            yield from _sealed(found, os.path.realpath(folder), problems)
 
     def accepts(self, path: Path) -> bool:
         """Would :meth:`files` list ``path``? Decided from the path alone (for watcher events)."""
@@ -107,6 +108,8 @@ class SourceRoot:
             return False
         if self.only:
             return path in self.only
+        if self.source is Source.MEMORY and self.per_project:
+            return len(parts) == 3 and parts[1] == "memory" and path.suffix == ".md"
         if self.source is Source.MEMORY:
             return parts == ("MEMORY.md",) or (
                 len(parts) == 2 and parts[0] == "memory" and path.suffix == ".md"
@@ -134,6 +137,34 @@ def stored_key(key: str, seal: Callable[[str], str]) -> str:
     if not dot or "/" in extension or not key.endswith(dot + extension):
         stem, dot, extension = sealed, "", ""
     return f"{stem}~{key_digest(key)}{dot}{extension}"
+
+
+def _markdown_in(folder: Path, prefix: str) -> list[tuple[str, str]]:
+    """``(key, path)`` of the ``*.md`` files in ``folder`` (none when it is missing)."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(
+                (f"{prefix}{e.name}", e.path)
+                for e in it
+                if e.name.endswith(".md") and e.name[0] != "."
+            )
+    except OSError:
+        return []
+
+
+def _sealed(
+    found: list[tuple[str, str]], root: str, problems: Problems
+) -> Iterator[tuple[str, str, os.stat_result]]:
+    """The files of ``found`` that exist, refusing a link that leads out of ``root``."""
+    for key, path in found:
+        if not os.path.lexists(path):
+            continue
+        if os.path.islink(path) and not os.path.realpath(path).startswith(root + os.sep):
+            problems.append((path, "a link that leads out of the workspace (not read)"))
+            continue
+        st = _regular_file(path, problems)
+        if st is not None and _utf8_name(path, problems):
+            yield path, key, st
 
 
 def _why(exc: OSError) -> str:
@@ -219,11 +250,10 @@ def configured_roots(config: Config, paths: Paths) -> list[SourceRoot]:
     sources = config.sources
     roots: list[SourceRoot] = []
     if sources.claude_code:
-        roots.append(
-            SourceRoot(
-                Source.CLAUDE_CODE, Path(sources.claude_code_path).expanduser(), "claude-code"
-            )
-        )
+        projects = Path(sources.claude_code_path).expanduser()
+        roots.append(SourceRoot(Source.CLAUDE_CODE, projects, "claude-code"))
+        # Claude Code's own auto memory: <project>/memory/MEMORY.md and its topic files
+        roots.append(SourceRoot(Source.MEMORY, projects, "claude-code-memory", per_project=True))
     if sources.openclaw:
         roots.append(
             SourceRoot(Source.OPENCLAW, Path(sources.openclaw_path).expanduser(), "openclaw")
