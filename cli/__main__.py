@@ -1,5 +1,5 @@
 """``python -m clawback.cli``: the ``clawback`` script, for clients given a path to Python."""
 
-from clawback.cli.main import main
+from clawback.cli.entry import main
 
 main()

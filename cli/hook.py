@@ -3,21 +3,20 @@
 Claude Code writes the event's JSON on stdin and reads stdout, so this prints only the hook JSON
 (or nothing) and always exits 0: the answer and every failure are decided in
 :func:`~clawback.core.hooks.run.run_hook`. It runs on every prompt, so it imports only the hook
-runner; each event's handler is imported by the runner when that event comes.
+runner; each event's handler is imported by the runner when that event comes. The console
+script answers the exact command ``hooks install`` writes without loading click at all
+(:mod:`clawback.cli.entry`); this group is the same answer for every other spelling.
 
 The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import click
+from clawback.cli.entry import answer_event
 from clawback.cli.home import home_option
-from clawback.core.hooks.events import MAX_EVENT_BYTES
-from clawback.core.hooks.run import run_hook
 from clawback.core.hooks.settings import EVENTS
 from clawback.core.paths import Paths
 
@@ -31,14 +30,7 @@ def hook() -> None:
 
 
 def _answer(ctx: click.Context, name: str) -> None:
-    stdin = sys.stdin
-    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read(MAX_EVENT_BYTES + 1)
-    result = run_hook(name, raw, home_option(ctx))
-    if result.output:
-        click.echo(result.output)
-    if result.abandoned:  # a handler still runs past hooks.timeout_s: end now, without it
-        sys.stdout.flush()
-        os._exit(0)
+    answer_event(name, home_option(ctx))
 
 
 def _event_command(name: str, claude_event: str) -> None:
@@ -93,7 +85,7 @@ def serve_job(ctx: click.Context) -> None:
     """Serve hybrid recall to the user-prompt hook until idle (started by that hook)."""
     from clawback.core.config import load_config
     from clawback.core.hooks.jobs import run_job
-    from clawback.core.hooks.prompt_recall import serve_recall
+    from clawback.core.hooks.recall_block import serve_recall
     from clawback.core.hooks.run import Answer
 
     paths = _paths(ctx)

@@ -83,6 +83,8 @@ def uninstall(ctx: click.Context, scope: str | None, with_mcp: bool) -> None:
         click.echo(
             "No clawback hooks were installed" + (f" in the {scope} scope." if scope else ".")
         )
+    if stop_recall_server(_paths(ctx)):
+        click.echo("Stopped the warm recall server.")
     if with_mcp:
         from clawback.cli.mcp import unregister_server
 

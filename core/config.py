@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-import tomli_w
 from clawback.core.errors import ConfigError
 from clawback.core.paths import PRIVATE_FILE, Paths
 from clawback.core.records import KIND_FILTERS, Role, Source
@@ -323,6 +322,8 @@ def save_config(config: Config, path: Path) -> None:
         diff = {k: v for k, v in values.items() if defaults[section][k] != v}
         if diff:
             changed[section] = diff
+    import tomli_w  # only writers pay for it: a Claude Code hook reads settings on every prompt
+
     atomic_write_bytes(path, tomli_w.dumps(changed).encode("utf-8"))
 
 

@@ -1,5 +1,5 @@
 """``python -m clawback``: the same command as the ``clawback`` script."""
 
-from clawback.cli.main import main
+from clawback.cli.entry import main
 
 main()

@@ -14,14 +14,17 @@ when its socket is taken away, or when the home loses its vectors. It only reads
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from clawback.core.hooks.locks import held, lock_free
-from clawback.core.paths import Paths
+from clawback.core.paths import Paths, ensure_private_dir
 
 SOCKET_NAME = "recall.sock"
 LOCK_NAME = "recall.lock"
@@ -32,9 +35,29 @@ MAX_SOCKET_PATH = 100
 
 
 def socket_path(paths: Paths) -> Path | None:
-    """Where the server listens, or ``None`` if this home's path is too long for a socket."""
+    """Where the server listens: ``<home>/hooks/recall.sock``, or, for a home whose path is too
+    long for a socket, a name made from it in a private folder of the temp dir (``None`` if that
+    folder is not safely ours)."""
     path = paths.hooks / SOCKET_NAME
-    return path if len(os.fsencode(path)) <= MAX_SOCKET_PATH else None
+    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
+        return path
+    folder = Path(tempfile.gettempdir()) / f"clawback-{os.getuid()}"
+    digest = hashlib.blake2b(os.fsencode(paths.home), digest_size=10).hexdigest()
+    path = folder / f"{digest}.sock"
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not _ours(folder):
+        return None
+    return path
+
+
+def _ours(folder: Path) -> bool:
+    """A folder only this user can write (made so when missing): another user's server could
+    otherwise answer prompts in its place."""
+    try:
+        ensure_private_dir(folder)
+        st = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def running(paths: Paths) -> bool:

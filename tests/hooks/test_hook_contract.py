@@ -253,3 +253,33 @@ def test_a_locked_index_gives_up_at_the_timeout_and_prints_nothing(hook_home: Pa
         locker.close()
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert last_run(hook_home).outcome in ("timeout", "error")
+
+
+HOOK_THEN_LIST_MODULES = """\
+import json, sys
+from clawback.cli.entry import main
+main(["--home", sys.argv[1], "hook", "user-prompt"])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_the_installed_command_answers_without_click_or_a_whole_home(hook_home: Path) -> None:
+    """The hook runs on every prompt: it loads the runner and recall, not the click app, the
+    write side (sqlite-utils, the home and its services) or the UI."""
+    done = subprocess.run(
+        [sys.executable, "-c", HOOK_THEN_LIST_MODULES, str(hook_home)],
+        input=json.dumps(event("UserPromptSubmit")), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert DECISION in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    modules = set(json.loads(done.stderr))
+    for unwanted in (
+        "click",
+        "sqlite_utils",
+        "clawback.core.home",
+        "clawback.core.ingest",
+        "textual",
+        "rich",
+        "numpy",
+    ):
+        assert not {m for m in modules if m == unwanted or m.startswith(unwanted + ".")}, unwanted

@@ -48,7 +48,7 @@ def ask_hook(home: Path, prompt: str) -> tuple[str, str]:
 def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: Path) -> None:
     set_warm(embedded, 1)
     paths = Paths.resolve(embedded)
-    assert socket_path(paths) is not None, "the test home's path is too long for a socket"
+    assert socket_path(paths) is not None
     try:
         text, detail = ask_hook(embedded, BY_MEANING)
         assert detail.startswith("keyword:") and DECISION not in text  # words alone, meanwhile

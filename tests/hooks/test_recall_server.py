@@ -67,3 +67,16 @@ def test_a_socket_left_by_a_killed_server_is_not_waited_on(tmp_path: Path) -> No
     assert ask(paths, {"prompt": "x"}, 2.0) == {"text": "up", "detail": ""}
     stop(paths)
     thread.join(10)
+
+
+def test_a_home_too_deep_for_a_socket_listens_in_a_private_temp_folder(tmp_path: Path) -> None:
+    paths = Paths.resolve(tmp_path / ("deep-" * 20) / "home").ensure()
+    path = socket_path(paths)
+    assert path is not None and not path.is_relative_to(paths.home)
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert socket_path(paths) == path  # the same home, the same name
+    thread, ended = start(paths, lambda r: {"text": "deep", "detail": ""}, idle_s=60)
+    assert ask(paths, {"prompt": "x"}, 2.0) == {"text": "deep", "detail": ""}
+    stop(paths)
+    thread.join(10)
+    assert ended == ["asked to stop"] and not path.exists()
