@@ -9,6 +9,9 @@ The corpus, its index and its vectors are ``hybrid_latency.build``'s (the genera
 name ``hash-384``, which also embeds the queries: search cost depends on how many vectors there
 are, not on their values; the real model adds 4-5 ms per query, see ``hybrid_latency.py``).
 
+Each row gives wall time and the process's CPU time (user + system): on a shared, loaded machine
+the wall time grows with the load, the CPU time much less, and on a quiet one the two agree.
+
 Rows, each a fresh process per run, interleaved round by round so they share the machine's load:
 ``python -c pass``; ``user-prompt`` by words alone (``embeddings.model = "none"``); ``user-prompt``
 by meaning too, through the warm recall server (started by the first prompt, as in use, and
@@ -22,6 +25,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -70,12 +74,20 @@ def event(name: str, **fields: str) -> str:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(argv: list[str], stdin: str = "") -> float:
+CPU: dict[str, list[float]] = {}
+
+
+def timed(argv: list[str], stdin: str = "", row: str = "") -> float:
+    """Wall time of one process; its CPU time (user + system) goes to ``CPU[row]``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, input=stdin, capture_output=True, text=True, check=False, env=ENV)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0 or done.stderr:
         raise SystemExit(f"{argv} failed: {done.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.setdefault(row, []).append(cpu)
     return elapsed
 
 
@@ -120,28 +132,47 @@ def main() -> None:
         details: dict[str, set[str]] = {"keyword": set(), "hybrid": set()}
         for i in range(args.rounds):
             prompt = PROMPTS[i % len(PROMPTS)]
-            rows["python -c pass"].append(timed([sys.executable, "-c", "pass"]))
+            rows["python -c pass"].append(
+                timed([sys.executable, "-c", "pass"], row="python -c pass")
+            )
             configure(home_dir, "none")
             rows["user-prompt, keyword"].append(
-                timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=prompt))
+                timed(
+                    [*hook, "user-prompt"],
+                    event("UserPromptSubmit", prompt=prompt),
+                    "user-prompt, keyword",
+                )
             )
             details["keyword"].add(read_runs(paths.hooks, 1)[-1].detail.split(":")[0])
             configure(home_dir, "hash-384")
             rows["user-prompt, hybrid"].append(
-                timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=prompt))
+                timed(
+                    [*hook, "user-prompt"],
+                    event("UserPromptSubmit", prompt=prompt),
+                    "user-prompt, hybrid",
+                )
             )
             details["hybrid"].add(read_runs(paths.hooks, 1)[-1].detail.split(":")[0])
             rows["session-start"].append(
-                timed([*hook, "session-start"], event("SessionStart", source="startup"))
+                timed(
+                    [*hook, "session-start"],
+                    event("SessionStart", source="startup"),
+                    "session-start",
+                )
             )
         gave = [run.chars for run in read_runs(paths.hooks) if run.event == "user-prompt"]
         print(f"{entries:,} entries; {args.rounds} runs per row, fresh processes, interleaved;"
               f" answered by {details}; context given: median {statistics.median(gave):.0f}"
               " chars")  # fmt: skip
-        print("whole process p50 / p95 ms")
+        load = os.getloadavg()[0]
+        print(f"whole process, ms (load average {load:.1f} on {os.cpu_count()} cores):")
+        print(f"  {'':24} {'wall p50 / p95':>16}   {'CPU p50 / p95':>16}")
         for name, samples in rows.items():
             p50, p95 = percentiles(samples)
-            print(f"  {name:24} {p50:6.1f} / {p95:6.1f}")
+            c50, c95 = percentiles(CPU[name])
+            print(f"  {name:24} {p50:7.1f} / {p95:6.1f}   {c50:7.1f} / {c95:6.1f}")
+        served = [r.ms for r in read_runs(paths.hooks) if r.event == "user-prompt"]
+        print(f"  (inside the hook, from its log: p50 {statistics.median(served):.0f} ms)")
     finally:
         stop(paths)
         if args.work is None:
