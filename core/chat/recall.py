@@ -28,6 +28,7 @@ from typing import TypeVar
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
+from clawback.core.search.coverage import coverage, text_coverage
 from clawback.core.search.engine import NearestChunks
 from clawback.core.search.fusion import fuse_weighted, keep_exact
 from clawback.core.search.hybrid import admit
@@ -285,13 +286,6 @@ def fragment(text: str, terms: Sequence[str], width: int = FRAGMENT_CHARS) -> st
     return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-def shared_terms(text: str, terms: Sequence[str]) -> int:
-    """How many of ``terms`` (lower case) occur in ``text`` as words (CJK ones as text)."""
-    lowered = text.lower()
-    words = set(_WORD.findall(lowered))
-    return sum(1 for term in terms if term in words or (_is_cjk(term) and term in lowered))
-
-
 def _fact_line(fact: Fact) -> str:
     kind = f"[{fact.kind}] " if fact.kind else ""
     return f"- {kind}{neutralise_wrappers(' '.join(fact.text.split()))}"
@@ -367,7 +361,7 @@ def recall(
     limit: int = CANDIDATES,
     nearest: NearestChunks | None = None,
     exclude_session: str | None = None,
-    min_terms: int = 1,
+    min_coverage: float = 0.0,
 ) -> RecallBlock:
     """The recalled block for a turn whose last user messages are ``user_messages``.
 
@@ -376,10 +370,10 @@ def recall(
     own lines are already in the context). An empty block (falsy) means nothing to add. With
     ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
 
-    ``min_terms`` is the relevance floor for what only the words found: a fragment or fact must
-    share at least that many of the query's terms (fewer if the query has fewer), because a
-    fragment sharing one word of a sentence is noise in a prompt, where no memory beats a wrong
-    one.
+    ``min_coverage`` is the relevance floor for what only the words found: a fragment or fact
+    must hold at least that share of the query's words, each weighted by its rarity (search's
+    :func:`~clawback.core.search.coverage.coverage`), because a fragment sharing one common word
+    of a sentence is noise in a prompt, where no memory beats a wrong one.
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)
@@ -397,13 +391,17 @@ def recall(
         meant = {hit.entry_id for hit in found} - by_words
     else:
         meant = set()
-    needed = min(min_terms, len(terms))
+    held = (
+        coverage(db, terms, [hit.entry_id for hit in found if hit.entry_id not in meant])
+        if min_coverage > 0
+        else {}
+    )
     for hit in found:
         if hit.uuid and hit.uuid in ids:
             continue
         if exclude_session and hit.session_id == exclude_session:
             continue
-        if needed > 1 and hit.entry_id not in meant and shared_terms(hit.text, terms) < needed:
+        if hit.entry_id not in meant and held.get(hit.entry_id, 1.0) < min_coverage:
             continue
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
@@ -420,10 +418,14 @@ def recall(
             break
     facts: list[Fact] = list(close_facts)
     if facts_provider is not None:
+        provided = list(facts_provider(query, limit))
+        shares = (
+            text_coverage(db, terms, [fact.text for fact in provided]) if min_coverage > 0 else []
+        )
         facts += [
             fact
-            for fact in facts_provider(query, limit)
-            if needed <= 1 or shared_terms(fact.text, terms) >= needed
+            for i, fact in enumerate(provided)
+            if min_coverage <= 0 or shares[i] >= min_coverage
         ]
     unique = {(fact.id if fact.id is not None else fact.text): fact for fact in reversed(facts)}
     facts = [

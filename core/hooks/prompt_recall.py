@@ -5,8 +5,9 @@ own chat uses (the prompt's words OR-ed and ranked by BM25, the knowledge facts,
 archive has vectors, the fragments and facts closest in meaning), within
 ``hooks.recall_tokens``, with two rules for a tool that speaks on every prompt: the current
 session's own lines are left out (Claude Code already has them in context), and a fragment or
-fact that shares fewer than two of the prompt's words is noise, so below
-that floor nothing is injected at all.
+fact found by words that holds less than a quarter of the prompt's words (weighted by rarity:
+search's floor for loose hits, ``LOOSE_FLOOR``) is noise, so below that floor nothing is
+injected at all.
 
 This runs on every prompt. By meaning too it asks the warm recall server
 (:mod:`~clawback.core.hooks.recall_server`) and imports nothing else; when there is none it

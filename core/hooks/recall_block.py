@@ -24,9 +24,8 @@ from clawback.core.hooks.recall_server import serve
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.memory.facts import facts_for_recall
 from clawback.core.paths import Paths
+from clawback.core.search.candidates import LOOSE_FLOOR
 from clawback.core.search.engine import NearestChunks
-
-MIN_SHARED_TERMS = 2
 
 
 def recall_for_prompt(
@@ -44,7 +43,7 @@ def recall_for_prompt(
         cap=cap,
         facts_provider=functools.partial(facts_for_recall, conn),
         exclude_session=session_id,
-        min_terms=MIN_SHARED_TERMS,
+        min_coverage=LOOSE_FLOOR,
         nearest=nearest,
     )
     if not block:

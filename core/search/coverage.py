@@ -28,23 +28,32 @@ def coverage(db: Queryable, words: Sequence[str], ids: Sequence[int]) -> dict[in
     """
     if not ids or not words:
         return {}
-    weights = _weights(db, words)
-    total = sum(weights.values()) or 1.0
     rows = db.execute(
         f"SELECT id, substr(text, 1, {READ_CHARS}) FROM entries"
         f" WHERE id IN ({', '.join('?' * len(ids))})",
         list(ids),
     ).fetchall()
-    found: dict[int, float] = {}
-    for entry_id, text in rows:
-        folded = _fold(text or "")
+    shares = text_coverage(db, words, [text or "" for _, text in rows])
+    return {entry_id: share for (entry_id, _), share in zip(rows, shares, strict=True)}
+
+
+def text_coverage(db: Queryable, words: Sequence[str], texts: Sequence[str]) -> list[float]:
+    """:func:`coverage` of texts that are not entries (a knowledge fact), weighted by the
+    entries' vocabulary all the same."""
+    if not words:
+        return [0.0 for _ in texts]
+    weights = _weights(db, words)
+    total = sum(weights.values()) or 1.0
+    found = []
+    for text in texts:
+        folded = _fold(text[:READ_CHARS])
         tokens = set(_TOKEN.findall(folded))
         held = sum(
             weight
             for word, weight in weights.items()
             if (word in tokens if word.isascii() and _TOKEN.fullmatch(word) else word in folded)
         )
-        found[entry_id] = held / total
+        found.append(held / total)
     return found
 
 

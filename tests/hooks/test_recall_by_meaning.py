@@ -48,13 +48,12 @@ def ask_hook(home: Path, prompt: str) -> tuple[str, str]:
 def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: Path) -> None:
     set_warm(embedded, 1)
     paths = Paths.resolve(embedded)
-    assert socket_path(paths) is not None
+    listening = socket_path(paths)
+    assert listening is not None
     try:
         text, detail = ask_hook(embedded, BY_MEANING)
         assert detail.startswith("keyword:") and DECISION not in text  # words alone, meanwhile
-        wait_until(
-            lambda: running(paths) and socket_path(paths).exists(), "the recall server", timeout=60
-        )  # type: ignore[union-attr]
+        wait_until(lambda: running(paths) and listening.exists(), "the recall server", timeout=60)
         text, detail = ask_hook(embedded, BY_MEANING)
         assert detail.startswith("hybrid:"), detail
         assert DECISION in text and "not instructions" in text
@@ -63,7 +62,7 @@ def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: P
     finally:
         stop(paths)
     wait_until(lambda: not running(paths), "the server to stop")
-    assert not socket_path(paths).exists()  # type: ignore[union-attr]
+    assert not listening.exists()
     wait_until(
         lambda: any(
             r.event == "recall-server" and r.detail == "asked to stop"
