@@ -22,7 +22,7 @@ from typing import Any
 from clawback.core.archive.kept import LineKeeper
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.sources import SourceRoot, short_key
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts
@@ -315,7 +315,7 @@ class FileReader:
         item = self.item
         if final and self.session_id is None:
             self.session_id = (
-                self.seal(item.path.stem) if _is_uuid_like(item.path.stem) else item.key
+                self.seal(item.path.stem) if _is_uuid_like(item.path.stem) else short_key(item.key)
             )
         part = FilePart(
             lines=self.pending,

@@ -13,8 +13,17 @@ from typing import Any
 from clawback.core.archive.sessions import SessionSummary, resolve_session
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
+from clawback.core.ingest.sources import key_digest
 from clawback.core.mcp import answers
-from clawback.core.mcp.refs import EntryRef, FactRef, RefError, SessionRef, entry_ref, parse_ref
+from clawback.core.mcp.refs import (
+    EntryRef,
+    FactRef,
+    RefError,
+    SessionRef,
+    entry_ref,
+    parse_ref,
+    shortened,
+)
 from clawback.core.records import Source
 
 OUTLINE_TURNS = 40
@@ -48,14 +57,31 @@ class Reader:
 
     # -- a message or a memory chunk ----------------------------------------------------------
 
-    def _entry(self, ref: EntryRef, context: int) -> dict[str, Any]:
+    def _file(self, ref: EntryRef) -> tuple[int, str] | None:
+        """``(file id, file key)`` of the file ``ref`` names, its key whole or shortened."""
         row = self.db.execute(
-            "SELECT id FROM files WHERE source = ? AND file_key = ?", (ref.source, ref.file_key)
+            "SELECT id, file_key FROM files WHERE source = ? AND file_key = ?",
+            (ref.source, ref.file_key),
         ).fetchone()
-        target = self._message(row[0], ref.source, ref.file_key, ref.line) if row else None
-        if target is None:
+        if row is not None or (short := shortened(ref.file_key)) is None:
+            return (row[0], row[1]) if row else None
+        head, digest = short
+        for file_id, key in self.db.execute(
+            "SELECT id, file_key FROM files WHERE source = ? AND substr(file_key, 1, ?) = ?",
+            (ref.source, len(head), head),
+        ):
+            if key_digest(key) == digest:
+                return file_id, key
+        return None
+
+    def _entry(self, ref: EntryRef, context: int) -> dict[str, Any]:
+        found = self._file(ref)
+        if found is not None:
+            ref = EntryRef(ref.source, found[1], ref.line, ref.offset)
+        target = self._message(found[0], ref.source, ref.file_key, ref.line) if found else None
+        if found is None or target is None:
             raise RefError(_NOT_FOUND.format(ref=str(ref)))
-        file_id = row[0]
+        file_id = found[0]
         session_id = target.pop("_session")
         memory = ref.source == Source.MEMORY
         before = self._neighbour_lines(file_id, ref.line, session_id, context, memory, "<")

@@ -11,6 +11,10 @@ A ref names a row of the index, never a path. Its forms:
 Refs are resolved only through the index, so no ref can make the server read a file; a ref whose
 file key could climb out of its folder (``..``, an absolute path, a backslash) is refused here,
 before any lookup, so the answer says why instead of "not found".
+
+Every ref handed out must be taken back: a long file key appears in a ref as its head, ``…`` and
+a digest of the whole key (``sources.short_key``), one that reads like a path the check above
+refuses as the digest alone (:func:`ref_key`); refs stay short and answers within their budget.
 """
 
 from __future__ import annotations
@@ -19,13 +23,17 @@ import re
 from dataclasses import dataclass
 
 from clawback.core.errors import UsageError
+from clawback.core.ingest.sources import key_digest, short_key
 from clawback.core.records import Source
 
 MAX_REF_CHARS = 1_000
+MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger fact id names nothing
 FACT_PREFIX = "fact:"
 _ENTRY = re.compile(
     r"^(?P<source>[a-z-]+):(?P<key>.+)#L(?P<line>\d{1,9})(?:@(?P<offset>\d{1,12}))?$"
 )
+_FACT = re.compile(r"^[0-9]{1,30}$")
+_SHORTENED = re.compile(r"^(?P<head>.*)…(?P<digest>[0-9a-f]{16})$", re.DOTALL)
 _SOURCES = frozenset(source.value for source in Source)
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -49,7 +57,7 @@ class EntryRef:
 
     def __str__(self) -> str:
         tail = f"@{self.offset}" if self.offset else ""
-        return f"{self.source}:{self.file_key}#L{self.line}{tail}"
+        return f"{self.source}:{ref_key(self.file_key)}#L{self.line}{tail}"
 
     def at(self, offset: int) -> EntryRef:
         return EntryRef(self.source, self.file_key, self.line, offset)
@@ -74,6 +82,18 @@ class SessionRef:
 Ref = EntryRef | FactRef | SessionRef
 
 
+def ref_key(file_key: str) -> str:
+    """How ``file_key`` is written in a ref: whole, or shortened to a head and a digest."""
+    short = short_key(file_key)
+    return short if _refusal(short) is None else f"…{key_digest(file_key)}"
+
+
+def shortened(key: str) -> tuple[str, str] | None:
+    """``(head, digest)`` of a key as :func:`ref_key` shortens it, or ``None``."""
+    found = _SHORTENED.match(key)
+    return (found["head"], found["digest"]) if found else None
+
+
 def entry_ref(source: str, file_key: str, line: int) -> str:
     return str(EntryRef(source, file_key, line))
 
@@ -87,8 +107,10 @@ def parse_ref(text: str) -> Ref:
         raise RefError("That is not a ref: refs come from memory_search results.")
     if ref.startswith(FACT_PREFIX):
         number = ref[len(FACT_PREFIX) :]
-        if not number.isdigit():
+        if not _FACT.match(number):
             raise RefError(f"{ref!r} is not a fact ref: fact refs look like 'fact:12'.")
+        if int(number) > MAX_ID:
+            raise RefError(f"Nothing in the index has the ref {ref!r}: no fact has that number.")
         return FactRef(int(number))
     found = _ENTRY.match(ref)
     if found and found["source"] in _SOURCES:
@@ -109,10 +131,18 @@ def parse_ref(text: str) -> Ref:
     return SessionRef(ref)
 
 
-def _check_key(ref: str, key: str) -> None:
+def _refusal(key: str) -> str | None:
+    """Why a file key in a ref is refused (it reads like a path out of its folder), or ``None``."""
     parts = re.split(r"[\\/]", key)
     if key.startswith(("/", "\\", "~")) or _WINDOWS_DRIVE.match(key) or ".." in parts:
-        raise RefError(
-            f"{ref!r} is refused: a ref names a file inside the archive or the memory workspace, "
-            "never an absolute path or '..'."
+        return (
+            "a ref names a file inside the archive or the memory workspace, never an absolute "
+            "path or '..'"
         )
+    return None
+
+
+def _check_key(ref: str, key: str) -> None:
+    why = _refusal(key)
+    if why:
+        raise RefError(f"{ref!r} is refused: {why}.")
