@@ -21,6 +21,8 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive import sessions as archive
+from clawback.core.archive.restore import Restored
+from clawback.core.archive.resume import ResumePlan, claude_executable, plan_resume
 from clawback.core.config import update_settings
 from clawback.core.db import connect
 from clawback.core.errors import ConfigError
@@ -95,6 +97,18 @@ class Store:
             return archive.list_sessions(
                 db, source=source, project=project, text=text, limit=limit, offset=offset
             )
+
+    def resume_plan(self, session_id: str, here: Path | None = None) -> ResumePlan:
+        """How to continue ``session_id`` in Claude Code, or why not (:class:`ResumeRefused`)."""
+        with self._browse.use() as db:
+            session = archive.resolve_session(db, session_id)
+            claude = claude_executable(self.config.chat.claude_command)
+            return plan_resume(db, session, claude, here=here)
+
+    def restore(self, session_id: str) -> list[Restored]:
+        """Write a deleted session's transcript back where Claude Code looks for it."""
+        with self._write_lock:
+            return self.home.restore(self.session(session_id))
 
     def count_sessions(self, source: str | None = None, project: str | None = None) -> int:
         with self._browse.use() as db:

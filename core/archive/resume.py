@@ -32,6 +32,10 @@ class FolderGone(ResumeRefused):
         self.folder = folder
 
 
+class TranscriptGone(ResumeRefused):
+    """Claude Code deleted the transcript; ``clawback restore`` can write it back."""
+
+
 @dataclass(frozen=True)
 class ResumePlan:
     argv: list[str]
@@ -70,7 +74,7 @@ def plan_resume(
             " (`clawback show` prints it whole)"
         )
     if transcript_gone(session_files(db, session.id)):
-        raise ResumeRefused(
+        raise TranscriptGone(
             f"the transcript of session {name} is gone (Claude Code deletes sessions after"
             f" cleanupPeriodDays): `clawback restore {name}` writes it back from clawback's copy,"
             " then resume it"

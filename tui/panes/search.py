@@ -31,7 +31,7 @@ from textual.widgets import Checkbox, Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from .. import background
+from .. import background, resume
 from ..format import SOURCES, local_time, marked_snippet, source_label
 from ..store import Store, Superseded
 from ..widgets.pane import Pane, stylesheet
@@ -115,6 +115,7 @@ class SearchPane(Pane):
         Binding("escape", "leave", "Leave search"),
         Binding("down", "focus_results", "Results", show=False),
         Binding("ctrl+t", "toggle_this_session", "This session only"),
+        Binding(resume.KEY, "resume", resume.DESCRIPTION, tooltip=resume.TOOLTIP),
     ]
 
     @dataclass
@@ -384,6 +385,17 @@ class SearchPane(Pane):
     def action_focus_results(self) -> None:
         if self._hits:
             self.query_one("#search-results", OptionList).focus()
+
+    def action_resume(self) -> None:
+        """Continue the highlighted hit's session in Claude Code."""
+        listing = self.query_one("#search-results", OptionList)
+        if listing.highlighted is None or not self._hits:
+            return
+        hit = self._hits[listing.highlighted]
+        if hit.session_id is None:
+            self.notify("This result is not from a session", severity="warning")
+            return
+        resume.resume_session(self.app, hit.session_id)  # type: ignore[arg-type]
 
     def action_leave(self) -> None:
         self.post_message(self.Left())

@@ -24,7 +24,7 @@ from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
 
-from .. import background
+from .. import background, resume
 from ..format import SOURCES, local_date, plural, project_label, project_labels, source_label
 from ..store import Store
 from ..widgets.ingest_progress import IngestProgress
@@ -92,6 +92,7 @@ class SessionsPane(Pane):
         Binding("f", "focus_filter", "Filter"),
         Binding("s", "cycle_source", "Source"),
         Binding("p", "choose_project", "Project"),
+        Binding(resume.KEY, "resume", resume.DESCRIPTION, tooltip=resume.TOOLTIP),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("down", "focus_list", "To list", show=False),
     ]
@@ -371,6 +372,14 @@ class SessionsPane(Pane):
     def _selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id is not None:
             self.post_message(self.SessionChosen(event.option.id, True))
+
+    def action_resume(self) -> None:
+        """Continue the highlighted session in Claude Code (a deleted one: restore it first)."""
+        listing = self.query_one(SessionList)
+        if listing.highlighted is not None:
+            option = listing.get_option_at_index(listing.highlighted)
+            if option.id is not None:
+                resume.resume_session(self.app, option.id)  # type: ignore[arg-type]
 
     def action_focus_filter(self) -> None:
         self.query_one("#session-filter", Input).focus()

@@ -48,7 +48,7 @@ def binding_rows(app: ClawbackApp, bindings: list[BindingType]) -> list[tuple[st
     for binding in bindings:
         if not isinstance(binding, Binding) or not binding.description:
             continue
-        keys, _ = rows.setdefault(binding.action, ([], binding.description))
+        keys, _ = rows.setdefault(binding.action, ([], binding.tooltip or binding.description))
         keys += [app.get_key_display(Binding(k, binding.action)) for k in binding.key.split(",")]
     return [(" / ".join(keys), description) for keys, description in rows.values()]
 
