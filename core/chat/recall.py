@@ -20,7 +20,6 @@ before the chat engine stores it, so old recalled blocks are never fed back into
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -33,6 +32,7 @@ from clawback.core.search.engine import NearestChunks
 from clawback.core.search.fusion import fuse_weighted, keep_exact
 from clawback.core.search.hybrid import admit
 from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.text.cjk import has_cjk
 from clawback.core.text.stopwords import STOPWORDS
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import estimate_tokens
@@ -137,7 +137,7 @@ def recall_terms(user_messages: Sequence[str]) -> list[str]:
             lowered = word.lower()
             if lowered in seen or lowered in STOPWORDS or lowered.isdigit():
                 continue
-            if len(lowered) < 3 and not _is_cjk(lowered):
+            if len(lowered) < 3 and not has_cjk(lowered):
                 continue
             seen.add(lowered)
             found.append(lowered)
@@ -149,10 +149,6 @@ def recall_terms(user_messages: Sequence[str]) -> list[str]:
 def recall_query(user_messages: Sequence[str]) -> str:
     """The recall query as text (its terms, space-separated); ``""`` means no recall."""
     return " ".join(recall_terms(user_messages))
-
-
-def _is_cjk(word: str) -> bool:
-    return any(unicodedata.east_asian_width(char) in ("W", "F") for char in word)
 
 
 def _any_of(terms: Iterable[str]) -> str | None:

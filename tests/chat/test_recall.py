@@ -51,6 +51,11 @@ def test_short_queries_recall_nothing() -> None:
     assert recall_terms(["学习中文"]) == ["学习中文"]
 
 
+def test_short_words_are_kept_only_when_they_are_cjk_letters() -> None:
+    """One CJK test for search and recall: half-width katakana is CJK, full-width Latin is not."""
+    assert recall_terms(["ｶﾅ ＯＫ 学習 ok seeds"]) == ["ｶﾅ", "学習", "seeds"]
+
+
 def test_cap_is_the_smaller_of_the_hard_cap_and_a_tenth_of_the_window() -> None:
     assert recall_cap(4000, 200_000) == 4000
     assert recall_cap(4000, 20_000) == 2000
