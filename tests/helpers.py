@@ -7,7 +7,11 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clawback.core.chat.engine import ChatEngine
+    from clawback.core.chat.events import ChatEvent, TurnOutcome
 
 TS = "2026-11-20T10:00:00.000Z"
 
@@ -89,3 +93,22 @@ def corrupt_pages(database: Path, first_page: int = 2) -> None:
     with database.open("r+b") as file:
         file.seek((first_page - 1) * page)
         file.write(bytes([0xDE, 0xAD, 0xBE, 0xEF]) * ((size - (first_page - 1) * page) // 4))
+
+
+async def run_turn(
+    engine: ChatEngine,
+    text: str,
+    *,
+    key: str | None = None,
+    session_id: str | None = None,
+    model: str | None = None,
+    new: bool = False,
+    on_event: Callable[[ChatEvent], None] | None = None,
+) -> TurnOutcome:
+    """Run a chat turn to its end; ``on_event`` sees every event. Errors raise ClaudeError."""
+    turn = engine.turn(text, key=key, session_id=session_id, model=model, new=new)
+    async for event in turn:
+        if on_event is not None:
+            on_event(event)
+    assert turn.outcome is not None
+    return turn.outcome

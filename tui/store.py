@@ -249,10 +249,6 @@ class Store:
             folders.append((root.name, root.root, count))
         return folders
 
-    def discover_sources(self) -> list[tuple[str, Path]]:
-        """Configured transcript folders that exist and hold at least one transcript."""
-        return [(name, path) for name, path, count in self.source_folders(1) if count]
-
     def close(self) -> None:
         if self._embedder is not None:
             self._embedder.stop()

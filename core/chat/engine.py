@@ -141,24 +141,6 @@ class ChatEngine:
         text = clean_text(text)
         return ChatTurn(self, text, key=key, session_id=session_id, model=model, new=new)
 
-    async def run_turn(
-        self,
-        text: str,
-        *,
-        key: str | None = None,
-        session_id: str | None = None,
-        model: str | None = None,
-        new: bool = False,
-        on_event: Callable[[ChatEvent], None] | None = None,
-    ) -> TurnOutcome:
-        """Run a turn to its end; ``on_event`` sees every event. Errors raise ClaudeError."""
-        turn = self.turn(text, key=key, session_id=session_id, model=model, new=new)
-        async for event in turn:
-            if on_event is not None:
-                on_event(event)
-        assert turn.outcome is not None
-        return turn.outcome
-
     def cancel(self) -> None:
         """Cancel every running turn (from any thread)."""
         for turn in list(self.running):

@@ -45,7 +45,7 @@ from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)
     fake_claude_fixture,
     no_leftover_processes,
 )
-from tests.helpers import cc_assistant, cc_user, write_lines
+from tests.helpers import cc_assistant, cc_user, run_turn, write_lines
 
 KEY = "local:alice"
 LONG_REPLY = "Black Krim is a Russian heirloom tomato with dark, smoky fruit. " * 4
@@ -141,8 +141,8 @@ async def test_the_next_turn_carries_the_conversation(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     fake_claude.reply("It is Black Krim.")
-    first = await engine.run_turn("which tomato?", key=KEY)
-    second = await engine.run_turn("when does it ripen?", key=KEY)
+    first = await run_turn(engine, "which tomato?", key=KEY)
+    second = await run_turn(engine, "when does it ripen?", key=KEY)
     assert second.session.id == first.session.id and second.session.message_count == 4
     stdin = fake_claude.last_call()["stdin"]
     assert "<conversation-history>" in stdin and "which tomato?" in stdin
@@ -175,7 +175,7 @@ async def test_recalled_blocks_are_never_stored(
 ) -> None:
     block = build_recall_block("q", [Fact("secret fact", 1.0)], [], 500).text
     fake_claude.reply(f"Sure.\n{block}\nDone.")
-    outcome = await engine.run_turn(f"look\n{block}\nat this", key=KEY)
+    outcome = await run_turn(engine, f"look\n{block}\nat this", key=KEY)
     stored = messages(outcome.session)
     assert stored == [("user", "look\nat this", False), ("assistant", "Sure.\nDone.", False)]
     assert outcome.reply == "Sure.\nDone."
@@ -185,9 +185,9 @@ async def test_recall_brings_in_an_earlier_session(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     fake_claude.reply("Noted: the greenhouse thermostat is set to 18 degrees.")
-    await engine.run_turn("set the greenhouse thermostat to 18 degrees", key=KEY)
+    await run_turn(engine, "set the greenhouse thermostat to 18 degrees", key=KEY)
     fake_claude.reply("ok")
-    await engine.run_turn("what is the greenhouse thermostat at?", key=KEY, new=True)
+    await run_turn(engine, "what is the greenhouse thermostat at?", key=KEY, new=True)
     stdin = fake_claude.last_call()["stdin"]
     assert '<recalled-context source="memory">' in stdin
     assert "set the greenhouse thermostat to 18 degrees" in stdin
@@ -198,7 +198,7 @@ async def test_recall_brings_in_an_earlier_session(
 
 
 async def test_new_with_a_model_hint(engine: ChatEngine, fake_claude: FakeClaude) -> None:
-    first = await engine.run_turn("hello", key=KEY)
+    first = await run_turn(engine, "hello", key=KEY)
     events = await collect(engine, "/new sonnet what is WAL?")
     changed = events[0]
     assert isinstance(changed, SessionChanged) and changed.reason == "new"
@@ -208,10 +208,10 @@ async def test_new_with_a_model_hint(engine: ChatEngine, fake_claude: FakeClaude
     assert fake_claude.last_call()["stdin"] == "what is WAL?"  # nothing of the old session
     argv = fake_claude.last_call()["argv"]
     assert argv[argv.index("--model") + 1] == "sonnet"
-    await engine.run_turn("and checkpoints?", key=KEY)  # the override sticks to the session
+    await run_turn(engine, "and checkpoints?", key=KEY)  # the override sticks to the session
     argv = fake_claude.last_call()["argv"]
     assert argv[argv.index("--model") + 1] == "sonnet"
-    await engine.run_turn("and now?", key=KEY, model="haiku")  # --model: this turn only
+    await run_turn(engine, "and now?", key=KEY, model="haiku")  # --model: this turn only
     argv = fake_claude.last_call()["argv"]
     assert argv[argv.index("--model") + 1] == "haiku"
 
@@ -219,16 +219,16 @@ async def test_new_with_a_model_hint(engine: ChatEngine, fake_claude: FakeClaude
 async def test_bare_reset_starts_a_session_without_calling_claude(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
-    first = await engine.run_turn("hello", key=KEY)
+    first = await run_turn(engine, "hello", key=KEY)
     calls = len(fake_claude.calls())
-    outcome = await engine.run_turn("/reset", key=KEY)
+    outcome = await run_turn(engine, "/reset", key=KEY)
     assert outcome.command == "new" and outcome.session.id != first.session.id
     assert len(fake_claude.calls()) == calls
     assert current(engine).id == outcome.session.id
 
 
 async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, home: Home) -> None:
-    await engine.run_turn("hello", key=KEY)
+    await run_turn(engine, "hello", key=KEY)
     calls = len(fake_claude.calls())
     events = await collect(engine, "/label   Garden  plans ")
     assert isinstance(events[-1], Notice) and "Garden plans" in events[-1].text
@@ -241,7 +241,7 @@ async def test_label_command(engine: ChatEngine, fake_claude: FakeClaude, home: 
 async def test_a_stale_session_is_replaced(
     engine: ChatEngine, fake_claude: FakeClaude, clock: Clock
 ) -> None:
-    first = await engine.run_turn("hello", key=KEY)
+    first = await run_turn(engine, "hello", key=KEY)
     clock.now += timedelta(hours=5)
     events = await collect(engine, "hello again")
     assert isinstance(events[0], SessionChanged) and events[0].reason == "stale"
@@ -250,7 +250,7 @@ async def test_a_stale_session_is_replaced(
 
 async def test_empty_message_is_a_usage_error(engine: ChatEngine) -> None:
     with pytest.raises(UsageError):
-        await engine.run_turn("   ", key=KEY)
+        await run_turn(engine, "   ", key=KEY)
 
 
 # ------------------------------------------------------------------------------------ failures
@@ -292,19 +292,19 @@ async def test_a_retry_after_a_failure_stores_and_sends_the_message_once(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     fake_claude.reply("It is Black Krim.")
-    await engine.run_turn("which tomato?", key=KEY)
+    await run_turn(engine, "which tomato?", key=KEY)
     fake_claude.mode("err429")
     with pytest.raises(ClaudeRateLimited):
-        await engine.run_turn("when does it ripen?", key=KEY)
+        await run_turn(engine, "when does it ripen?", key=KEY)
     fake_claude.mode("success").reply("In August.")
-    outcome = await engine.run_turn("when does it ripen?", key=KEY)  # the retry
+    outcome = await run_turn(engine, "when does it ripen?", key=KEY)  # the retry
     users = [m for m in messages(outcome.session) if m[0] == "user"]
     assert users == [("user", "which tomato?", False), ("user", "when does it ripen?", False)]
     assert outcome.session.message_count == 4  # two questions, two replies
     stdin = fake_claude.last_call()["stdin"]
     assert stdin.count("when does it ripen?") == 1
     # a new message with other words, or the same words after a reply, is stored as usual
-    again = await engine.run_turn("when does it ripen?", key=KEY)
+    again = await run_turn(engine, "when does it ripen?", key=KEY)
     assert [m[1] for m in messages(again.session) if m[0] == "user"].count(
         "when does it ripen?"
     ) == 2
@@ -316,7 +316,7 @@ async def test_claude_not_installed(
     monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
     engine = make_engine(home, clock)
     with pytest.raises(ClaudeNotFound, match="npm install"):
-        await engine.run_turn("hello?", key=KEY)
+        await run_turn(engine, "hello?", key=KEY)
     assert messages(current(engine))[0] == ("user", "hello?", False)
 
 
@@ -325,7 +325,7 @@ async def test_killed_mid_stream_keeps_the_partial_reply(
 ) -> None:
     fake_claude.mode("killed").reply(LONG_REPLY)
     with pytest.raises(ClaudeKilled) as caught:
-        await engine.run_turn("tell me everything", key=KEY)
+        await run_turn(engine, "tell me everything", key=KEY)
     partial = caught.value.partial_text
     assert partial and LONG_REPLY.startswith(partial) and partial != LONG_REPLY
     stored = messages(current(engine))
@@ -338,7 +338,7 @@ async def test_timeout_keeps_everything(home: Home, fake_claude: FakeClaude, clo
     fake_claude.mode("stall").reply(LONG_REPLY)
     engine = make_engine(home, clock, runner=fake_claude.runner(timeout=1.0))
     with pytest.raises(ClaudeTimeout):
-        await engine.run_turn("slowly now", key=KEY)
+        await run_turn(engine, "slowly now", key=KEY)
     stored = messages(current(engine))
     assert stored[0] == ("user", "slowly now", False)
     assert stored[1][0] == "assistant" and stored[1][2] is True
@@ -380,7 +380,7 @@ async def test_engine_cancel_from_elsewhere(engine: ChatEngine, fake_claude: Fak
         engine.cancel()
 
     canceller = asyncio.create_task(cancel_once_streaming())
-    outcome = await engine.run_turn("go on", key=KEY, on_event=on_event)
+    outcome = await run_turn(engine, "go on", key=KEY, on_event=on_event)
     await canceller
     assert outcome.cancelled and outcome.partial
 
@@ -468,7 +468,7 @@ async def test_hooks_run_in_order(home: Home, fake_claude: FakeClaude, clock: Cl
     hooks = RecordingHooks()
     engine = make_engine(home, clock, runner=fake_claude.runner(), hooks=hooks)
     fake_claude.usage(input=7, cache_read=3)
-    await engine.run_turn("hello", key=KEY)
+    await run_turn(engine, "hello", key=KEY)
     assert [name for name, _ in hooks.calls] == ["flush", "compact", "after"]
     assert hooks.calls[0][1] == 1  # the user's message is already stored when flush runs
     assert hooks.calls[1][1] > 0 and hooks.calls[2][1] == 10
@@ -482,7 +482,7 @@ async def test_a_compaction_hook_changes_what_is_sent(
     hooks.engine = engine
     fake_claude.reply("ok")
     for text in ("first question", "second question", "third question"):
-        await engine.run_turn(text, key=KEY)
+        await run_turn(engine, text, key=KEY)
     hooks.compact_over = 0
     events = await collect(engine, "fourth question")
     assert Notice("Compacted the conversation.") in events
@@ -498,10 +498,10 @@ async def test_a_compaction_hook_changes_what_is_sent(
 
 async def test_a_fork_starts_from_its_parent(engine: ChatEngine, fake_claude: FakeClaude) -> None:
     fake_claude.reply("Noted.")
-    parent = (await engine.run_turn("my cat is called Miso", key=KEY)).session
+    parent = (await run_turn(engine, "my cat is called Miso", key=KEY)).session
     fork = engine.fork(parent.id)
-    await engine.run_turn("something only the parent knows later", session_id=parent.id)
-    await engine.run_turn("what is my cat called?", session_id=fork.id)
+    await run_turn(engine, "something only the parent knows later", session_id=parent.id)
+    await run_turn(engine, "what is my cat called?", session_id=fork.id)
     stdin = fake_claude.last_call()["stdin"]
     assert "<conversation-history>" in stdin and "my cat is called Miso" in stdin
     history = stdin.split("<conversation-history>")[1]
@@ -527,7 +527,7 @@ async def test_a_fork_of_a_claude_code_session(
     )
     home.ingest_all()
     fork = engine.fork(sid)
-    outcome = await engine.run_turn("and with WAL on?", session_id=fork.id)
+    outcome = await run_turn(engine, "and with WAL on?", session_id=fork.id)
     stdin = fake_claude.last_call()["stdin"]
     assert "how do I shrink the sqlite file?" in stdin and "Run VACUUM after deleting." in stdin
     assert outcome.session.parent_id == sid
@@ -542,7 +542,7 @@ async def test_prepare_writes_nothing_and_matches_what_is_sent(
     engine: ChatEngine, fake_claude: FakeClaude, home: Home
 ) -> None:
     fake_claude.reply("It is Black Krim.")
-    await engine.run_turn("which tomato?", key=KEY)
+    await run_turn(engine, "which tomato?", key=KEY)
     before = engine.store.current(KEY)
     assert before is not None
     size = before.transcript_path.stat().st_size
@@ -551,7 +551,7 @@ async def test_prepare_writes_nothing_and_matches_what_is_sent(
     assert before.transcript_path.stat().st_size == size
     assert prepared.prompt is not None
     assert "=== prompt (stdin) ===\n" + prepared.prompt.prompt in prepared.render()
-    await engine.run_turn("and the pepper?", key=KEY)
+    await run_turn(engine, "and the pepper?", key=KEY)
     call = fake_claude.last_call()
     assert call["stdin"] == prepared.prompt.prompt
     assert call["argv"] == prepared.argv[1:]

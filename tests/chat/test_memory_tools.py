@@ -14,6 +14,7 @@ from clawback.core.claude.mcp import config_block
 from clawback.core.home import Home
 
 from tests.fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401  (fixture)
+from tests.helpers import run_turn
 
 TOOLS = "mcp__clawback__memory_search,mcp__clawback__memory_get"
 
@@ -33,7 +34,7 @@ def _value(argv: list[str], flag: str) -> str:
 async def test_a_turn_passes_the_memory_server_and_allows_its_two_tools(
     home: Home, engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
-    outcome = await engine.run_turn("what did we decide about the index?")
+    outcome = await run_turn(engine, "what did we decide about the index?")
     assert not outcome.is_error
     argv = fake_claude.last_call()["argv"]
     assert _value(argv, "--tools") == ""  # the built-in tools stay off
@@ -49,7 +50,7 @@ async def test_memory_tools_off_passes_no_mcp_flags_and_says_so(
     home: Home, engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
     home.config.chat.memory_tools = False
-    await engine.run_turn("hello")
+    await run_turn(engine, "hello")
     argv = fake_claude.last_call()["argv"]
     assert not {"--mcp-config", "--allowedTools"} & set(argv)
     assert "--strict-mcp-config" in argv  # still none of the user's own servers

@@ -43,6 +43,8 @@ from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
 from click.testing import CliRunner
 
+from tests.helpers import run_turn
+
 from ..fake_claude.fixtures import (  # noqa: F401  (no_leftover_processes is a fixture)
     FAKE_CLAUDE,
     assert_same_shape,
@@ -358,7 +360,7 @@ async def test_a_clawback_chat_turn_offers_and_uses_the_memory_tools(
             runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home), cwd=tmp_path,
                                   timeout=120)  # fmt: skip
             engine = home.chat_engine(runner=runner)
-            outcome = await engine.run_turn("When does the zebracorn migration run?")
+            outcome = await run_turn(engine, "When does the zebracorn migration run?")
             requests = standin.state.requests
         assert not outcome.is_error and outcome.reply == "Done."
         assert {SEARCH, GET} <= {tool["name"] for tool in requests[0]["tools"]}

@@ -25,6 +25,8 @@ from clawback.core.hooks.log import read_runs
 from clawback.core.paths import Paths
 from click.testing import CliRunner
 
+from tests.helpers import run_turn
+
 from ..helpers import cc_assistant, cc_user, wait_until, write_lines
 from .anthropic_standin import AnthropicStandin
 from .test_real_claude import claude_home, offline_env, real_claude  # noqa: F401  (fixtures)
@@ -153,7 +155,7 @@ async def test_a_clawback_chat_turn_fires_no_hook_and_leaves_no_transcript(
             runner = ClaudeRunner(
                 real_claude, env=offline_env(standin, claude_home), cwd=tmp_path, timeout=120
             )
-            outcome = await home.chat_engine(runner=runner).run_turn(PROMPT)
+            outcome = await run_turn(home.chat_engine(runner=runner), PROMPT)
             sent = request_text(standin.state.requests[-1])
     finally:
         home.close()

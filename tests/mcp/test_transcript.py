@@ -20,6 +20,8 @@ from clawback.core.formats.native import parse_line, tool_call_event
 from clawback.core.home import Home
 from clawback.core.records import Kind, Role
 
+from tests.helpers import run_turn
+
 CAPTURE = Path(__file__).parents[1] / "fixtures" / "claude_stream_mcp_tool.jsonl"
 
 
@@ -61,7 +63,7 @@ async def test_a_turn_that_used_a_tool_shows_it_before_the_reply(home: Home) -> 
         home.db, home.paths, home.config.chat, index=home.ingest_changed, runner=runner, tz=UTC
     )
     seen: list[Any] = []
-    outcome = await engine.run_turn("what did we decide about sqlite?", on_event=seen.append)
+    outcome = await run_turn(engine, "what did we decide about sqlite?", on_event=seen.append)
     assert outcome.reply == "Done." and runner.kwargs["tools"] is not None
     assert [e.summary for e in seen if isinstance(e, ToolCalled)] == ["memory_search: sqlite wal"]
     shown = session_messages(home.db, outcome.session.id)

@@ -29,7 +29,7 @@ from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)
     fake_claude_fixture,
     no_leftover_processes,
 )
-from tests.helpers import until
+from tests.helpers import run_turn, until
 
 from .test_flush import (  # noqa: F401  (fixtures)
     KEY,
@@ -100,7 +100,7 @@ async def test_the_next_turn_sees_the_summary_and_the_kept_messages_only(
     assert history.summary == SUMMARY
     assert [m.id for m in history.messages] == [f"{session.id[:8]}-m{i}" for i in range(4, 10)]
     fake_claude.reply("ok")
-    await engine.run_turn("and now?", session_id=session.id)
+    await run_turn(engine, "and now?", session_id=session.id)
     stdin = fake_claude.last_call()["stdin"]
     assert stdin.startswith(f"<conversation-summary>\n{SUMMARY}\n</conversation-summary>")
     body = stdin.split("</recalled-context>")[-1]
