@@ -18,7 +18,7 @@ through a plain read connection).
 from __future__ import annotations
 
 from clawback.core.hooks.capture import spawn
-from clawback.core.hooks.recall_server import ask, running
+from clawback.core.hooks.recall_server import ask, should_start
 from clawback.core.hooks.run import Answer, HookContext
 
 ASK_TIMEOUT_S = 2.0  # the server answers in tens of milliseconds; more means it is stuck
@@ -43,7 +43,7 @@ def answer(ctx: HookContext) -> Answer:
         reply = ask(ctx.paths, request, min(ASK_TIMEOUT_S, ctx.seconds_left() - 0.5))
         if reply is not None:
             return Answer(text=str(reply["text"]), detail=f"hybrid: {reply.get('detail', '')}")
-        if not running(ctx.paths):
+        if should_start(ctx.paths):
             spawn(ctx.paths, "hook", "serve")
     # Imported only now: a prompt the warm server answered needs none of it.
     from clawback.core.hooks import recall_block

@@ -20,6 +20,7 @@ import os
 import socket
 import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from clawback.core.paths import Paths, ensure_private_dir
 
 SOCKET_NAME = "recall.sock"
 LOCK_NAME = "recall.lock"
+STARTED_NAME = "recall.started"
+RESTART_AFTER_S = 60.0
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 STOP = {"stop": True}
 #: a Unix socket's path is limited to about 104-108 bytes by the OS
@@ -62,6 +65,26 @@ def _ours(folder: Path) -> bool:
 
 def running(paths: Paths) -> bool:
     return not lock_free(paths.hooks / LOCK_NAME)
+
+
+def should_start(paths: Paths) -> bool:
+    """Whether a hook should start a server now: none runs, and none was started in the last
+    :data:`RESTART_AFTER_S` (a server that cannot start, say the model is gone, is then not
+    started again on every prompt). Marks the start when it says yes."""
+    if running(paths):
+        return False
+    marker = paths.hooks / STARTED_NAME
+    try:
+        if time.time() - marker.stat().st_mtime < RESTART_AFTER_S:
+            return False
+    except OSError:
+        pass
+    try:
+        ensure_private_dir(paths.hooks)
+        marker.touch()
+    except OSError:
+        return False
+    return True
 
 
 def _read_line(conn: socket.socket) -> bytes:

@@ -283,3 +283,24 @@ def test_the_installed_command_answers_without_click_or_a_whole_home(hook_home: 
         "numpy",
     ):
         assert not {m for m in modules if m == unwanted or m.startswith(unwanted + ".")}, unwanted
+
+
+def test_a_missing_model_falls_back_to_words_and_is_logged(hook_home: Path) -> None:
+    """Vectors on disk but no model to embed the prompt: the prompt is answered by words, the
+    server that could not start says why in the log, and it is not started again at once."""
+    from ..helpers import wait_until
+
+    (hook_home / "embeddings.db").write_bytes(b"")
+    config = hook_home / "config.toml"
+    config.write_text(config.read_text() + f'[embeddings]\nmodel = "{hook_home}/gone.onnx"\n')
+    first = hook("user-prompt", event("UserPromptSubmit"), hook_home)
+    assert first.returncode == 0 and DECISION in context_of(first, "UserPromptSubmit")
+    assert last_run(hook_home).detail.startswith("keyword:")
+    runs = lambda: read_runs(Paths.resolve(hook_home).hooks)  # noqa: E731
+    wait_until(
+        lambda: any(r.event == "recall-server" for r in runs()), "the server's log line", timeout=60
+    )
+    server = [r for r in runs() if r.event == "recall-server"][-1]
+    assert server.outcome == "error" or "no vectors" in server.detail, server
+    again = hook("user-prompt", event("UserPromptSubmit"), hook_home)
+    assert again.returncode == 0 and DECISION in context_of(again, "UserPromptSubmit")

@@ -3,12 +3,13 @@ fails does not stop it, and a client never waits on one that is not there."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from clawback.core.hooks.recall_server import ask, running, serve, socket_path, stop
+from clawback.core.hooks.recall_server import ask, running, serve, should_start, socket_path, stop
 from clawback.core.paths import Paths
 
 from ..helpers import wait_until
@@ -80,3 +81,14 @@ def test_a_home_too_deep_for_a_socket_listens_in_a_private_temp_folder(tmp_path:
     stop(paths)
     thread.join(10)
     assert ended == ["asked to stop"] and not path.exists()
+
+
+def test_a_server_is_started_at_most_once_a_minute(tmp_path: Path) -> None:
+    """A server that cannot come up (the model gone) is not started again on every prompt."""
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    assert should_start(paths)
+    assert not should_start(paths)
+    marker = paths.hooks / "recall.started"
+    old = time.time() - 61
+    os.utime(marker, (old, old))
+    assert should_start(paths)
