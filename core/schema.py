@@ -278,3 +278,29 @@ def _files_session(db: sqlite_utils.Database) -> None:
 def _kept_copies(db: sqlite_utils.Database) -> None:
     """How many bytes of a file's kept copy (``kept/``) are committed with its entries."""
     db.execute("ALTER TABLE files ADD COLUMN kept_bytes INTEGER NOT NULL DEFAULT 0")
+
+
+@migrations(name="0013_leaf_titles_per_line")
+def _leaf_titles_per_line(db: sqlite_utils.Database) -> None:
+    """A summary line per row: several files (a session and its continuations) can carry a
+    summary of the same leaf, and with the leaf as key the file read last replaced the others,
+    so a session's title depended on ingest order. Rows from before are kept; a summary a
+    replaced row stood for comes back when its file is read again (``reindex``)."""
+    db.executescript(
+        """
+        CREATE TABLE leaf_titles_new (
+            leaf_uuid TEXT NOT NULL,         -- the message the summary ends at
+            title TEXT NOT NULL,
+            file_id INTEGER NOT NULL,        -- where the summary line is
+            line INTEGER NOT NULL,
+            session_id TEXT,                 -- NULL until a file holding the leaf is indexed
+            PRIMARY KEY (file_id, line)
+        );
+        INSERT OR IGNORE INTO leaf_titles_new SELECT leaf_uuid, title, file_id, line, session_id
+            FROM leaf_titles;
+        DROP TABLE leaf_titles;
+        ALTER TABLE leaf_titles_new RENAME TO leaf_titles;
+        CREATE INDEX leaf_titles_leaf ON leaf_titles (leaf_uuid);
+        CREATE INDEX leaf_titles_pending ON leaf_titles (session_id) WHERE session_id IS NULL;
+        """
+    )

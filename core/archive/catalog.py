@@ -138,7 +138,8 @@ def resolve_leaf_titles(conn: Any) -> set[str]:
     """Match waiting summaries to the sessions holding their leaf uuid; returns those retitled.
 
     The summary's own entry moves to the session it describes, so a search hit on it shows
-    the right session. Of several summaries of one session, the one ending latest wins.
+    the right session. Of several summaries of one session, the one ending latest wins (of
+    those, the one in the file whose key sorts last: never the order files were read in).
     A summary read before has been looked for everywhere already, so it is looked for only
     in the files that took entries since (``files.new_entries``); a new one, everywhere.
     """
@@ -171,10 +172,13 @@ def resolve_leaf_titles(conn: Any) -> set[str]:
         touched.add(session_id)
     for session_id in touched:
         best = conn.execute(
+            # Ties (one leaf summarised in several files, a leaf copied into several) go by
+            # where the summary is, never by which file happened to be read first.
             """SELECT lt.title FROM leaf_titles lt
                JOIN entries e ON e.uuid = lt.leaf_uuid AND e.session_id = lt.session_id
+               JOIN files f ON f.id = lt.file_id
                WHERE lt.session_id = ?
-               ORDER BY coalesce(e.ts, '') DESC, e.id DESC LIMIT 1""",
+               ORDER BY coalesce(e.ts, '') DESC, f.file_key DESC, lt.line DESC LIMIT 1""",
             (session_id,),
         ).fetchone()
         if best:
