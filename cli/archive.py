@@ -339,9 +339,11 @@ def _print_embeddings(vectors: Any, settings: EmbeddingsConfig) -> None:
 @click.pass_context
 def watch(ctx: click.Context) -> None:
     """Keep the index fresh: ingest changes from every source as they happen (Ctrl-C stops)."""
+    from clawback.core.db_guard import guard_bus_errors
     from clawback.core.watch import watch_sources
 
     app = open_home(ctx)
+    guard_bus_errors()  # a cut clawback.db-shm is mended, never a silent SIGBUS
 
     def ready(folders: list[Path]) -> None:
         err.print("[dim]Watching " + ", ".join(map(str, folders)) + " (Ctrl-C stops)[/]")
@@ -364,7 +366,12 @@ def watch(ctx: click.Context) -> None:
     if embedder is not None:
         embedder.start()  # new messages get their vectors as they arrive
     try:
-        watch_sources(app, on_batch=report, on_ready=ready)
+        watch_sources(
+            app,
+            on_batch=report,
+            on_ready=ready,
+            on_notice=lambda line: err.print(f"[yellow]{escape(line)}[/]"),
+        )
     except KeyboardInterrupt:
         # Ctrl-C is how watch stops. Idle, watchfiles returns quietly; in the middle of a batch
         # the interrupt lands in Python code instead, and must not turn into "Aborted." and 130:

@@ -43,11 +43,14 @@ def mcp(ctx: click.Context) -> None:
     """Serve the memory over MCP (stdio), or register it with Claude Code (install)."""
     if ctx.invoked_subcommand is not None:
         return
+    from clawback.core.db_guard import FollowingReader, guard_bus_errors
+
     conn = open_index(ctx)
     conn.execute("PRAGMA query_only = ON")  # the server only reads; SQLite enforces it
     from clawback.core.mcp.server import serve
 
-    serve(conn, _nearest(ctx))
+    guard_bus_errors()  # a cut clawback.db-shm is mended, never a silent SIGBUS
+    serve(FollowingReader(Paths.resolve(home_option(ctx)).database, conn), _nearest(ctx))
 
 
 def _nearest(ctx: click.Context) -> NearestChunks | None:

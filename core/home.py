@@ -6,6 +6,7 @@ reaches for a global home, and tests hand in a temporary one.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -307,6 +308,16 @@ class Home:
     ) -> Librarian:
         """The librarian that turns this home's finished conversations into facts."""
         return Librarian(self.db, self.paths, self.config, runner, on_outcome=on_outcome)
+
+    def reopen_index(self) -> None:
+        """Open the index at its path again (it was removed or replaced under this process);
+        a removed one is created anew and fills as sources are read."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.conn.close()
+        try:
+            self.db = connect(self.paths.database)
+        except sqlite3.DatabaseError as exc:
+            raise ClawbackError(explain(exc, self.paths.database)) from None
 
     def close(self) -> None:
         self.db.conn.close()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import watchfiles
+from clawback.core.db_guard import IndexFile
 from clawback.core.home import Home
 from clawback.core.ingest.stats import IngestStats
 
@@ -66,13 +67,32 @@ def watch_sources(
     *,
     on_batch: Callable[[IngestStats], None] | None = None,
     on_ready: Callable[[list[Path]], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
     stop_event: threading.Event | None = None,
 ) -> None:
-    """Block, ingesting each batch of changes, until ``stop_event`` is set or Ctrl-C."""
+    """Block, ingesting each batch of changes, until ``stop_event`` is set or Ctrl-C.
+
+    Before each batch the index is checked (:class:`~clawback.core.db_guard.IndexFile`): a
+    cut ``-shm`` is mended, and an index removed or replaced under the watch is reopened by its
+    path and caught up from every source, with one ``on_notice`` line.
+    """
     folders = app.watch_folders()
     if not folders:
         return
+    index = IndexFile(app.paths.database)
     for changes in watch_changes(folders, stop_event=stop_event):
+        starting = changes is None
+        index.mend()
+        why = index.changed()
+        if why is not None:
+            app.reopen_index()
+            index.opened()
+            if on_notice is not None:
+                on_notice(
+                    f"the index was {why} under this watch: reopened {app.paths.database}"
+                    " and reading every source into it"
+                )
+            changes = None  # a new index knows nothing yet: catch up with everything
         try:
             if changes is None:
                 stats = app.ingest_all()
@@ -80,7 +100,7 @@ def watch_sources(
                 stats = app.ingest_changed(set(changes.paths), deleted=changes.deleted)
         except Exception as exc:  # a busy index, a bug: report it, keep watching
             stats = IngestStats(errors=[f"this batch was not indexed: {type(exc).__name__}: {exc}"])
-        if changes is None and on_ready is not None:
+        if starting and on_ready is not None:
             on_ready(folders)
         if on_batch is not None:
             on_batch(stats)

@@ -25,6 +25,7 @@ from clawback.core.archive.restore import Restored
 from clawback.core.archive.resume import ResumePlan, claude_executable, plan_resume
 from clawback.core.config import update_settings
 from clawback.core.db import connect
+from clawback.core.db_guard import IndexFile
 from clawback.core.errors import ConfigError
 from clawback.core.home import Home
 from clawback.core.ingest.ingestor import IngestStats, Progress
@@ -76,6 +77,7 @@ class Store:
         self._settings_problem: str | None = None  # the config error already reported
         self._browse = _Reader(home.paths.database)
         self._search = _Reader(home.paths.database)
+        self._index = IndexFile(home.paths.database)
         self._search_ids = itertools.count(1)
         self._latest_search = 0
         self._nearest: NearestChunks | None = None
@@ -175,6 +177,23 @@ class Store:
         return self._nearest
 
     # -- writes -------------------------------------------------------------------------------
+
+    def follow_index(self) -> str | None:
+        """Mend a cut ``-shm``; when the index was removed or replaced under the app, reopen it
+        by its path (every connection) and say why, so the caller catches up from the sources."""
+        self._index.mend()
+        why = self._index.changed()
+        if why is None:
+            return None
+        with self._write_lock:
+            self.home.reopen_index()
+            self._browse.close()
+            self._search.close()
+            self._index.opened()
+        return (
+            f"the index was {why} while the app ran: reopened {self.paths.database} and"
+            " reading every source into it"
+        )
 
     def ingest_all(self, progress: ProgressFactory | None = None) -> IngestStats:
         with self._write_lock:

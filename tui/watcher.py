@@ -50,6 +50,12 @@ def watch_archive(
     if not folders:
         return
     for changes in watch_changes(folders, stop_event=stop_event):
+        reopened = store.follow_index()
+        if reopened is not None:
+            stats = store.ingest_all()
+            on_batch(ChangeBatch(errors=(reopened, *stats.errors)))
+            if changes is not None:
+                continue
         if changes is None:
             # An empty archive is the first-run offer's to fill (it asks, then shows progress);
             # catching up in silence behind it would answer the question for the user.

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from clawback.core.demo import demo_data
 from clawback.core.home import Home
+from clawback.core.search.engine import SearchFilters
 from clawback.tui.app import make_app
 from clawback.tui.panes.sessions import SessionList
 from clawback.tui.panes.transcript import TranscriptPane
@@ -88,3 +89,25 @@ async def test_live_updates_leave_the_first_run_question_to_the_user(tmp_path: P
         await settle(pilot)
         assert app.query_one(SessionList).option_count == 0
     home.close()
+
+
+async def test_an_index_deleted_under_the_app_is_reopened_and_filled(demo_home: Home) -> None:
+    """Issue 19 item 7: the app noticed nothing and went on with the deleted file."""
+    transcript_file = next(demo_home.paths.sessions.glob("*.jsonl"))
+    app = make_app(demo_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await wait_until(pilot, app.watching.is_set)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{demo_home.paths.database}{suffix}").unlink(missing_ok=True)
+        with transcript_file.open("a") as handle:
+            handle.write(native_line("After the index went", 2))
+
+        def indexed() -> bool:
+            found = app.store.search("went", SearchFilters(), limit=10).hits
+            return any("index" in hit.snippet for hit in found)
+
+        await wait_until(pilot, indexed)
+        assert demo_home.paths.database.exists()
+        sessions = demo_home.db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        assert sessions > 1  # every source read again, not only the new line
