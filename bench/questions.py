@@ -24,7 +24,8 @@ against (``core/search/fusion.py``).
 Per mode: recall@5, recall@10 (an answer among the first 5 / 10 hits), MRR over the first 10,
 and latency p50/p95 with the query embedded cold. ``bm25-or`` is the baseline: FTS5 BM25 over
 the same index with the question's words OR-ed, nothing else; ``recall-or`` is the chat recall
-block's own keyword query (stop words out, OR-ed).
+block's keyword query before issue 20 (stop words out, OR-ed); ``recall`` is what the recall
+block finds now (the one search, hybrid).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from clawback.core.chat.recall import recall_terms, search_archive
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
 from clawback.core.search.engine import search
+from clawback.core.search.filters import CONVERSATIONAL
 from clawback.core.search.fusion import fuse_rrf, fuse_weighted
 from embeddings import check, load_pairs, needles, targets
 from shared_archive import SHARED, embed_all, open_shared
@@ -128,9 +130,36 @@ def bm25_or(home: Home) -> Ranker:
 
 
 def recall_or(home: Home) -> Ranker:
-    return lambda query: [
-        hit.entry_id for hit in search_archive(home.db, recall_terms([query]), limit=DEPTH)
-    ]
+    """The chat recall block's keyword query before issue 20: its terms OR-ed, conversational
+    text only, by BM25."""
+
+    def rank(query: str) -> list[int]:
+        words = recall_terms([query])
+        if not words:
+            return []
+        match = " OR ".join('"' + word + '"' for word in words)
+        return [
+            row[0]
+            for row in home.db.execute(
+                "SELECT e.id FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid"
+                f" JOIN files f ON f.id = e.file_id WHERE entries_fts MATCH ? AND {CONVERSATIONAL}"
+                " ORDER BY rank LIMIT ?",
+                (match, DEPTH),
+            )
+        ]
+
+    return rank
+
+
+def chat_recall(home: Home, index: SemanticIndex) -> Ranker:
+    """What the chat's recall block (and the hooks') finds now: the one search, per message."""
+
+    def rank(query: str) -> list[int]:
+        index.forget_queries()
+        hits, _, _ = search_archive(home.db, [query], limit=DEPTH, nearest=index)
+        return [hit.entry_id for hit in hits]
+
+    return rank
 
 
 def mode_ranker(home: Home, index: SemanticIndex, mode: str) -> Ranker:
@@ -219,6 +248,7 @@ def main() -> None:
         index, _, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
         rankers = {"bm25-or": bm25_or(home), "recall-or": recall_or(home)}
         rankers.update({mode: mode_ranker(home, index, mode) for mode in MODES})
+        rankers["recall"] = chat_recall(home, index)
         rankers["hyb-rrf"] = fused_ranker(home, index, "rrf")
         rankers["hyb-minmax"] = fused_ranker(home, index, "minmax")
         table("questions, dev", rankers, dev)

@@ -15,7 +15,8 @@ from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import MARK_END, MARK_START, MODES, SearchFilters, search
+from clawback.core.search.engine import MARK_END, MARK_START, MODES, SearchFilters
+from clawback.core.search.front import NOTHING, find
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
 
@@ -70,7 +71,6 @@ def search_command(
         nearest, why, recency = _vector_side(ctx)
     if mode in ("semantic", "hybrid") and nearest is None and why is None:
         why = "nothing is embedded yet (run `clawback embed`); showing keyword results"
-    mode = mode or ("hybrid" if nearest is not None else "keyword")
     filters = SearchFilters(
         source=source,
         session_id=session_id,
@@ -81,14 +81,16 @@ def search_command(
         project=project,
         sidechains=not no_sidechains,
     )
-    results = search(conn, query, filters, limit=limit, mode=mode, nearest=nearest, recency=recency)
-    if why or results.note:
+    results = find(
+        conn, query, filters, limit=limit, mode=mode, nearest=nearest, recency=recency
+    ).results
+    if why or (results.note and results.note != NOTHING):
         note(why or results.note or "")
     if as_json:
         print_json([hit.to_json() for hit in results.hits])
         return
     if not results.hits:
-        click.echo(f"No matches for {query!r}.", err=True)
+        click.echo(f"No matches for {query!r}: {NOTHING}.", err=True)
         return
     style = click.style
     for hit in results.hits:

@@ -31,7 +31,8 @@ from clawback.core.home import Home
 from clawback.core.ingest.ingestor import IngestStats, Progress
 from clawback.core.ingest.sources import configured_roots
 from clawback.core.memory.files import Workspace
-from clawback.core.search.engine import NearestChunks, SearchFilters, SearchResults, search
+from clawback.core.search.engine import NearestChunks, SearchFilters, SearchResults
+from clawback.core.search.front import find
 
 ProgressFactory = Callable[[int, int], Progress]
 
@@ -133,13 +134,12 @@ class Store:
             return archive.export_markdown(db, session_id)
 
     def search(
-        self, query: str, filters: SearchFilters, *, limit: int, mode: str = "keyword"
+        self, query: str, filters: SearchFilters, *, limit: int, typing: bool = False
     ) -> SearchResults:
-        """Ranked hits; raises :class:`Superseded` if a newer search started meanwhile.
-
-        ``mode`` hybrid adds the vector side when the home has one (else it is keyword search).
-        """
-        nearest = self.nearest() if mode != "keyword" else None
+        """Ranked hits (:func:`~clawback.core.search.front.find`); raises :class:`Superseded` if
+        a newer search started meanwhile. ``typing``: keyword results with the last word as a
+        prefix; otherwise hybrid when the home has a vector side."""
+        nearest = None if typing else self.nearest()
         recency = self.config.embeddings.recency_boost
         ticket = next(self._search_ids)
         self._latest_search = ticket
@@ -148,16 +148,16 @@ class Store:
             if ticket != self._latest_search:
                 raise Superseded
             try:
-                results = search(
+                results = find(
                     db,
                     query,
                     filters,
                     limit=limit,
                     count=True,
-                    mode=mode,
                     nearest=nearest,
                     recency=recency,
-                )
+                    typing=typing,
+                ).results
             except sqlite3.OperationalError as exc:
                 if "interrupted" in str(exc):
                     raise Superseded from None

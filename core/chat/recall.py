@@ -4,7 +4,9 @@ Each chat turn may carry a ``<recalled-context source="memory">`` block: a ``<kn
 (facts, from a ``facts_provider`` the memory lifecycle supplies; none by default) and a
 ``<detail>`` part (fragments of past messages, with their time, role and session). The block is
 built from a query made of the last 2-3 user messages (:func:`recall_terms`; a query under 3
-characters recalls nothing) and searched as *any* of its words, ranked by FTS5's BM25.
+characters recalls nothing) and searched by the one search every client uses
+(``search.front``): its words by BM25, what is close in meaning to the messages, above the same
+floor, so a turn about nothing in the archive recalls nothing.
 
 Budgets, in :func:`~clawback.core.tokens.estimate_tokens` tokens: the whole block never exceeds
 ``min(chat.recall_hard_cap_tokens, 10% of the context window)`` (:func:`recall_cap`); knowledge
@@ -19,19 +21,19 @@ before the chat engine stores it, so old recalled blocks are never fed back into
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
 from clawback.core.search.coverage import coverage, text_coverage
-from clawback.core.search.engine import NearestChunks
-from clawback.core.search.fusion import fuse_weighted, keep_exact
-from clawback.core.search.hybrid import admit
-from clawback.core.search.query import build_match, score_from_rank
+from clawback.core.search.engine import NearestChunks, SearchFilters
+from clawback.core.search.front import find
+from clawback.core.search.hybrid import above_floor
 from clawback.core.text.cjk import has_cjk
 from clawback.core.text.stopwords import STOPWORDS
 from clawback.core.text.wrappers import neutralise_wrappers
@@ -62,8 +64,6 @@ CANDIDATES = 24
 FRAGMENT_CHARS = 600
 MEANING_CHARS = 1_000  # the tail of the recent user messages that the vector side reads
 NEAREST = 100
-MIN_SIMILARITY = 0.3  # below this a neighbour is noise in a prompt (a list for a person shows it)
-SCORE_CAP = 20_000  # rank at most this many of the newest matches (as search does)
 OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
@@ -151,86 +151,61 @@ def recall_query(user_messages: Sequence[str]) -> str:
     return " ".join(recall_terms(user_messages))
 
 
-def _any_of(terms: Iterable[str]) -> str | None:
-    """An FTS5 expression matching any of ``terms`` (each made safe by :func:`build_match`)."""
-    parts = [match for match in (build_match(term) for term in terms) if match]
-    if not parts:
-        return None
-    return " OR ".join(f"({part})" for part in parts)
-
-
 # ------------------------------------------------------------------------------------- search
 
 
-_HITS = """
-SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid, m.rank
-FROM (SELECT rowid, rank FROM (SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH :q
-      ORDER BY rowid DESC LIMIT :cap) ORDER BY rank LIMIT :n) AS m
-JOIN entries e ON e.id = m.rowid
-JOIN files f ON f.id = e.file_id
-WHERE e.kind IN ('text', 'compaction') AND (e.conversational = 1 OR f.source = 'memory')
-ORDER BY m.rank, e.id
-"""
-
-
 def search_archive(
-    db: Queryable, terms: Sequence[str], *, limit: int = CANDIDATES
-) -> list[RecallHit]:
-    """Entries matching any of ``terms``, best BM25 first (conversational text and memory)."""
-    match = _any_of(terms)
-    if match is None or limit <= 0:
-        return []
-    rows = db.execute(_HITS, {"q": match, "cap": SCORE_CAP, "n": limit * 3}).fetchall()
+    db: Queryable,
+    user_messages: Sequence[str],
+    *,
+    limit: int = CANDIDATES,
+    nearest: NearestChunks | None = None,
+) -> tuple[list[RecallHit], set[int], list[Fact]]:
+    """The hits for a turn, through the one search every client uses (``search.front``).
+
+    Each of the last user messages is asked on its own, newest first (each is one question or
+    one thought; their words pooled would make every answer hold too little of the pool to pass
+    the search's floor), by its keywords and, with ``nearest``, by its meaning. Conversational
+    text and memory only; the best score of a hit wins. Also returns the ids only meaning found
+    and the facts near in meaning. Nothing above the floor: nothing at all. A vector side that
+    cannot answer leaves the keyword hits: recall is a bonus, never a failure.
+    """
+    scored: dict[int, tuple[float, str]] = {}
+    facts: dict[int | str | None, Fact] = {}
+    for text in reversed(list(user_messages)[-QUERY_MESSAGES:]):
+        terms = recall_terms([text])
+        if not terms:
+            continue
+        meaning = " ".join(strip_recalled(text).split())[-MEANING_CHARS:]
+        found = find(
+            db, " ".join(terms), SearchFilters(conversational=True), limit=limit,
+            nearest=nearest, meaning=meaning if nearest is not None else None,
+        ).results  # fmt: skip
+        for hit in found.hits:
+            if hit.entry_id not in scored or scored[hit.entry_id][0] < hit.score:
+                scored[hit.entry_id] = (hit.score, hit.found_by)
+        if nearest is not None:
+            # The query's vector is cached: asking again costs only the product.
+            with contextlib.suppress(ClawbackError):
+                for fact in _close_facts(db, above_floor(nearest.nearest(meaning, NEAREST))):
+                    facts.setdefault(fact.id, fact)
+    ids = sorted(scored, key=lambda entry_id: -scored[entry_id][0])[:limit]
+    rows = db.execute(
+        "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
+        f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(ids))})",
+        ids,
+    ).fetchall()
+    known = {row[0]: row for row in rows}
     hits = [
         RecallHit(
-            entry_id=row[0], session_id=row[1], source=row[2], role=row[3], timestamp=row[4],
-            text=row[5], uuid=row[6], score=score_from_rank(row[7]),
+            entry_id=entry_id, session_id=row[1], source=row[2], role=row[3], timestamp=row[4],
+            text=row[5], score=scored[entry_id][0], uuid=row[6],
         )
-        for row in rows
+        for entry_id in ids
+        if (row := known.get(entry_id)) is not None
     ]  # fmt: skip
-    return hits[:limit] if len(hits) > limit else hits
-
-
-_RECALLED_KINDS = (
-    "e.kind IN ('text', 'compaction') AND (e.conversational = 1 OR f.source = 'memory')"
-)
-
-
-def _with_meaning(
-    db: Queryable,
-    nearest: NearestChunks,
-    user_messages: Sequence[str],
-    keyword: list[RecallHit],
-    limit: int,
-) -> tuple[list[RecallHit], list[Fact]]:
-    """Keyword hits fused with the fragments and facts nearest the recent user messages.
-
-    A vector side that cannot answer changes nothing: recall is a bonus, never a failure.
-    """
-    recent = " ".join(strip_recalled(text) for text in list(user_messages)[-QUERY_MESSAGES:])
-    try:
-        found = nearest.nearest(" ".join(recent.split())[-MEANING_CHARS:], NEAREST)
-    except ClawbackError:
-        return keyword, []
-    close = [item for item in found if item[2] >= MIN_SIMILARITY]
-    ranked = [(hit.entry_id, hit.score) for hit in keyword]
-    fused = fuse_weighted(ranked, admit(db, close, [_RECALLED_KINDS], []))
-    fused = keep_exact(fused, ranked, limit)[:limit]
-    known = {hit.entry_id: hit for hit in keyword}
-    wanted = [item.id for item in fused if item.id not in known]
-    if wanted:
-        rows = db.execute(
-            "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
-            f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(wanted))})",
-            wanted,
-        ).fetchall()
-        for entry_id, session_id, source, role, ts, text, uuid in rows:
-            known[entry_id] = RecallHit(
-                entry_id=entry_id, session_id=session_id, source=source, role=role,
-                timestamp=ts, text=text, score=0.0, uuid=uuid,
-            )  # fmt: skip
-    hits = [replace(known[item.id], score=item.score) for item in fused if item.id in known]
-    return hits, _close_facts(db, close)
+    meant = {entry_id for entry_id in ids if scored[entry_id][1] == "semantic"}
+    return hits, meant, list(facts.values())
 
 
 def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
@@ -379,14 +354,7 @@ def recall(
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
-    found = search_archive(db, terms, limit=limit * 2)
-    by_words = {hit.entry_id for hit in found}
-    close_facts: list[Fact] = []
-    if nearest is not None:
-        found, close_facts = _with_meaning(db, nearest, user_messages, found, limit * 2)
-        meant = {hit.entry_id for hit in found} - by_words
-    else:
-        meant = set()
+    found, meant, close_facts = search_archive(db, user_messages, limit=limit * 2, nearest=nearest)
     held = (
         coverage(db, terms, [hit.entry_id for hit in found if hit.entry_id not in meant])
         if min_coverage > 0

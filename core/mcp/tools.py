@@ -10,7 +10,6 @@ This module only reads: it never writes to the index or the workspace, and never
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from clawback.core.db import Queryable
@@ -19,8 +18,10 @@ from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
 from clawback.core.mcp.refs import FactRef, ToolInputError, entry_ref
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, search
-from clawback.core.search.query import build_match, score_from_rank, terms
+from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, SearchHit
+from clawback.core.search.facts import FactHit
+from clawback.core.search.front import NOTHING, find
+from clawback.core.search.query import build_match, terms
 from clawback.core.timeutil import date_bounds
 
 __all__ = ["MemoryTools", "ToolInputError"]
@@ -71,7 +72,7 @@ class MemoryTools:
         limit = max(1, min(int(max_results), MAX_RESULTS))
         source = _choice("source", source, SOURCES)
         kind = _choice("kind", kind, KINDS) or "all"
-        mode = _choice("mode", mode, MODES) or ("hybrid" if self.nearest else "keyword")
+        mode = _choice("mode", mode, MODES)
         try:
             date_bounds(since, until)
         except ValueError as exc:
@@ -84,25 +85,28 @@ class MemoryTools:
                 "only excludes)."
             )
             return answer
-        found: list[tuple[float, dict[str, Any], str]] = []
-        fallback = None
-        if source != FACT_SOURCE:
-            filters = SearchFilters(
-                source=source, session_id=session_id, kind=kind, since=since, until=until
-            )
-            archive, fallback = self._archive_hits(query, filters, limit, mode)
-            found += archive
-        if source in (None, FACT_SOURCE) and kind in ("all", "text"):
-            cap = limit if source == FACT_SOURCE else max(1, limit // 4)
-            found += self._fact_hits(query, cap, session_id, since, until)
-        found.sort(key=lambda item: -item[0])
-        found = found[:limit]
-        hits = [hit for _score, hit, _text in found]
+        filters = SearchFilters(
+            source=source if source != FACT_SOURCE else None,
+            session_id=session_id,
+            kind=kind,
+            since=since,
+            until=until,
+        )
+        try:
+            found = find(
+                self.db, query, filters, limit=limit, mode=mode, nearest=self.nearest,
+                facts=source in (None, FACT_SOURCE) and kind in ("all", "text"),
+                archive=source != FACT_SOURCE,
+            )  # fmt: skip
+        except ClawbackError as exc:
+            raise ToolInputError(" ".join(str(exc).split())) from None
+        ranked = found.ranked(limit)
+        hits, texts = self._answers(ranked)
         answer["results"] = hits
-        answers.fit_snippets(answer, hits, [text for _s, _h, text in found], terms(query))
+        answers.fit_snippets(answer, hits, texts, terms(query))
         if not hits:
             answer["note"] = (
-                "No matches. Try fewer or other words, a prefix (word*), or no filters."
+                f"No matches: {NOTHING}. Try other words, a prefix (word*), or no filters."
             )
         elif len(hits) == limit:
             answer["note"] = (
@@ -111,108 +115,62 @@ class MemoryTools:
             )
         else:
             answer["note"] = "Snippets are cut: memory_get(ref) returns a whole message."
+        fallback = found.results.note if found.results.note != NOTHING else None
         if fallback:
             answer["note"] = f"{fallback}. {answer['note']}"
         return answer
 
-    def _archive_hits(
-        self, query: str, filters: SearchFilters, limit: int, mode: str
-    ) -> tuple[list[tuple[float, dict[str, Any], str]], str | None]:
-        """Archive hits and, when the asked-for mode fell back to keywords, why."""
-        try:
-            results = search(self.db, query, filters, limit=limit, mode=mode, nearest=self.nearest)
-        except ClawbackError as exc:
-            raise ToolInputError(" ".join(str(exc).split())) from None
-        if not results.hits:
-            return [], results.note
-        ids = [hit.entry_id for hit in results.hits]
+    def _answers(self, ranked: list[SearchHit | FactHit]) -> tuple[list[dict[str, Any]], list[str]]:
+        """Each hit as the tool returns it, and the whole text its snippet is cut from."""
+        ids = [item.entry_id for item in ranked if isinstance(item, SearchHit)]
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(
             f"SELECT id, text, end_line, display FROM entries WHERE id IN ({marks})", ids
         ).fetchall()
         details = {row[0]: row[1:] for row in rows}
-        found = []
-        for hit in results.hits:
-            text, end_line, heading = details.get(hit.entry_id, ("", None, None))
-            title = hit.session_title
-            if hit.source == Source.MEMORY:
-                lines = f"{hit.line}-{end_line}" if end_line and end_line != hit.line else hit.line
-                title = f"{hit.file} lines {lines}" + (f": {heading}" if heading else "")
-            found.append(
-                (
-                    hit.score,
+        hits: list[dict[str, Any]] = []
+        texts: list[str] = []
+        for item in ranked:
+            if isinstance(item, FactHit):
+                hits.append(
                     {
-                        "ref": entry_ref(hit.source, hit.file, hit.line),
-                        "session_id": hit.session_id,
-                        "session_title": answers.one_line(title),
-                        "source": hit.source,
-                        "role": hit.role,
-                        "kind": hit.kind,
-                        "timestamp": hit.timestamp,
-                        "snippet": "",
-                        "score": round(hit.score, 4),
-                        "found_by": hit.found_by,
-                    },
-                    text,
-                )
-            )
-        return found, results.note
-
-    def _fact_hits(
-        self,
-        query: str,
-        limit: int,
-        session_id: str | None,
-        since: str | None,
-        until: str | None,
-    ) -> list[tuple[float, dict[str, Any], str]]:
-        match = build_match(query, cjk_column=None)
-        if match is None:
-            return []
-        clauses = ["facts_fts MATCH ?", "f.superseded_by IS NULL"]
-        params: list[Any] = [match]
-        if session_id:
-            clauses.append("f.session_id = ?")
-            params.append(session_id)
-        for bound, op in zip(date_bounds(since, until), (">=", "<"), strict=True):
-            if bound:
-                clauses.append(f"coalesce(f.source_ts, f.created_at) {op} ?")
-                params.append(bound)
-        try:
-            rows = self.db.execute(
-                f"""SELECT f.id, f.type, f.content, f.context, f.session_id,
-                           coalesce(f.source_ts, f.created_at), bm25(facts_fts, 1.0, 0.4),
-                           coalesce(s.label, s.title, s.first_prompt)
-                    FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid
-                    LEFT JOIN sessions s ON s.id = f.session_id
-                    WHERE {" AND ".join(clauses)} ORDER BY 7 LIMIT ?""",
-                [*params, limit],
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return []  # an expression facts_fts cannot run (a CJK column filter) finds nothing
-        found = []
-        for fact_id, kind, content, context, fact_session, ts, rank, title in rows:
-            score = score_from_rank(rank)
-            text = content + (f" ({context})" if context else "")
-            found.append(
-                (
-                    score,
-                    {
-                        "ref": str(FactRef(fact_id)),
-                        "session_id": fact_session,
-                        "session_title": answers.one_line(title),
+                        "ref": str(FactRef(item.id)),
+                        "session_id": item.session_id,
+                        "session_title": answers.one_line(item.session_title),
                         "source": FACT_SOURCE,
                         "role": None,
-                        "kind": kind,
-                        "timestamp": ts,
+                        "kind": item.kind,
+                        "timestamp": item.timestamp,
                         "snippet": "",
-                        "score": round(score, 4),
+                        "score": round(item.score, 4),
                         "found_by": "keyword",
-                    },
-                    text,
+                    }
                 )
+                texts.append(item.text)
+                continue
+            text, end_line, heading = details.get(item.entry_id, ("", None, None))
+            title = item.session_title
+            if item.source == Source.MEMORY:
+                lines = (
+                    f"{item.line}-{end_line}" if end_line and end_line != item.line else item.line
+                )
+                title = f"{item.file} lines {lines}" + (f": {heading}" if heading else "")
+            hits.append(
+                {
+                    "ref": entry_ref(item.source, item.file, item.line),
+                    "session_id": item.session_id,
+                    "session_title": answers.one_line(title),
+                    "source": item.source,
+                    "role": item.role,
+                    "kind": item.kind,
+                    "timestamp": item.timestamp,
+                    "snippet": "",
+                    "score": round(item.score, 4),
+                    "found_by": item.found_by,
+                }
             )
-        return found
+            texts.append(text)
+        return hits, texts
 
     # -- memory_get -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from clawback.core.db import Queryable
+from clawback.core.search.plan import light_stem
 
 _TOKEN = re.compile(r"[^\W_]+")
 READ_CHARS = 3_000  # of a long message, what is read for its words (a snippet's neighbourhood)
@@ -43,42 +44,54 @@ def text_coverage(db: Queryable, words: Sequence[str], texts: Sequence[str]) -> 
     if not words:
         return [0.0 for _ in texts]
     weights = _weights(db, words)
-    total = sum(weights.values()) or 1.0
+    total = sum(weight for weight, _ in weights.values()) or 1.0
     found = []
     for text in texts:
         folded = _fold(text[:READ_CHARS])
         tokens = set(_TOKEN.findall(folded))
         held = sum(
-            weight
-            for word, weight in weights.items()
-            if (word in tokens if word.isascii() and _TOKEN.fullmatch(word) else word in folded)
+            weight for key, (weight, how) in weights.items() if _holds(key, how, folded, tokens)
         )
         found.append(held / total)
     return found
 
 
-def _weights(db: Queryable, words: Sequence[str]) -> dict[str, float]:
-    """Each word's idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``; phrases count as their rarest
-    word would (unknown to the vocabulary: as rare as can be)."""
+def _holds(key: str, how: str, folded: str, tokens: set[str]) -> bool:
+    if how == "stem":
+        return any(token.startswith(key) for token in tokens)
+    if how == "token":
+        return key in tokens
+    return key in folded  # a phrase, or a CJK run inside a longer token
+
+
+def _weights(db: Queryable, words: Sequence[str]) -> dict[str, tuple[float, str]]:
+    """Each word's idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``, and how a text holds it: a plain
+    English word by its stem ("pick" is held by "picked"), a phrase as a phrase, counted as
+    rare as its rarest word (unknown to the vocabulary: as rare as can be)."""
     size = db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0] or 1
-    weights: dict[str, float] = {}
+    weights: dict[str, tuple[float, str]] = {}
     for word in words:
-        folded = _fold(word)
-        parts = _TOKEN.findall(folded)
+        parts = _TOKEN.findall(_fold(word))
         if not parts:
             continue
-        counts = [
-            (row[0] if row else 0)
-            for row in (
-                db.execute("SELECT doc FROM temp.entries_vocab WHERE term = ?", (part,)).fetchone()
-                for part in parts
-            )
-        ]
-        rarest = min(counts)
-        weights[" ".join(parts) if len(parts) > 1 else parts[0]] = math.log(
-            1 + (size - rarest + 0.5) / (rarest + 0.5)
-        )
+        if len(parts) == 1 and parts[0].isascii() and parts[0].isalpha() and len(parts[0]) >= 4:
+            key, how = light_stem(parts[0]), "stem"
+            count = db.execute(
+                "SELECT coalesce(max(doc), 0) FROM (SELECT doc FROM temp.entries_vocab"
+                " WHERE term >= ? AND term < ? LIMIT 64)",
+                (key, key + "\uffff"),
+            ).fetchone()[0]
+        else:
+            key = " ".join(parts)
+            how = "token" if len(parts) == 1 and key.isascii() else "phrase"
+            count = min(_doc_count(db, part) for part in parts)
+        weights[key] = (math.log(1 + (size - count + 0.5) / (count + 0.5)), how)
     return weights
+
+
+def _doc_count(db: Queryable, term: str) -> int:
+    row = db.execute("SELECT doc FROM temp.entries_vocab WHERE term = ?", (term,)).fetchone()
+    return row[0] if row else 0
 
 
 def _fold(text: str) -> str:

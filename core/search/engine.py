@@ -128,6 +128,7 @@ def search(
     nearest: NearestChunks | None = None,
     recency: bool = False,
     today: date | None = None,
+    meaning: str | None = None,
 ) -> SearchResults:
     """Ranked hits for a query typed by a person. Never raises on odd input.
 
@@ -136,14 +137,16 @@ def search(
     is read by :func:`~.plan.plan_query`: a question is also searched by its content words, a
     date in it ("last week") favours hits from then (relative to ``today``), and a prefix or an
     exclusion keeps a hybrid query on keywords alone. ``recency`` gently favours recent hits in
-    the vector modes. The hits are the first ``limit`` (after ``offset``) of one ranked list
-    that does not depend on ``limit``.
+    the vector modes; ``meaning`` replaces what the vector side reads. The hits are the first
+    ``limit`` (after ``offset``) of one ranked list that does not depend on ``limit``.
     """
     started = time.perf_counter()
     if mode not in MODES:
         raise UsageError(f"unknown search mode {mode!r} (use {', '.join(MODES)})")
     filters = filters or SearchFilters()
     plan = plan_query(query, today=today)
+    if meaning is not None:
+        plan = replace(plan, meaning=meaning)  # what the vector side reads, when not the query
     vectors = nearest is not None and (
         mode == "semantic" or (mode == "hybrid" and not plan.exact_only)
     )

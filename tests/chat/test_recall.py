@@ -181,3 +181,28 @@ def test_recall_with_no_query_or_no_budget_is_empty(home: Home, cc_root: Path) -
     assert not recall(home.db, ["hi"], cap=2000)
     assert not recall(home.db, ["tomatoes"], cap=0)
     assert not recall(home.db, ["nothing matches zyxwvu"], cap=2000)
+
+
+def test_recall_of_nonsense_injects_nothing(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
+
+    class FarAway:
+        """Every vector side has nearest neighbours; these are all below the floor."""
+
+        def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
+            rows = home.db.execute("SELECT id FROM entries").fetchall()
+            return [(row[0], 0, 0.31) for row in rows][:limit]
+
+    # One word of five is in the archive, and every neighbour is a little similar: neither is
+    # an answer (this used to fill the block with the pelican and everything near).
+    query = "frobnicate the pelican quantum flux capacitor"
+    block = recall(home.db, [query], cap=2000, nearest=FarAway())
+    assert not block and block.text == ""
+
+
+def test_recall_asks_each_recent_message_on_its_own(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    _archive(home, cc_root)
+    # Pooled, "tomatoes" would be a small share of six words; asked alone, it is the question.
+    block = recall(home.db, ["which tomatoes?", "and the pelican logo, its darker blue"], cap=2000)
+    texts = " ".join(h.text for h in block.details)
+    assert "Black Krim" in texts and "pelican" in texts

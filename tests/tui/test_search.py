@@ -7,8 +7,9 @@ import tomllib
 
 from clawback.core.home import Home
 from clawback.core.search.engine import SearchResults
+from clawback.core.search.front import as_you_type, too_short
 from clawback.tui.app import ClawbackApp, make_app
-from clawback.tui.panes.search import SearchPane, as_you_type, too_short
+from clawback.tui.panes.search import SearchPane
 from clawback.tui.panes.transcript import TranscriptPane
 from clawback.tui.widgets.message_view import MessageView
 from textual.content import Content

@@ -59,7 +59,20 @@ async def test_a_pause_in_typing_brings_results_by_meaning(
         assert "(25% embedded so far)" in str(status.render())
 
 
-async def test_quoted_phrases_never_wait_for_meaning(demo_home: Home) -> None:
+async def test_prefixes_never_wait_for_meaning(demo_home: Home) -> None:
+    embed_demo(demo_home)
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = app.query_one(SearchPane)
+        pane.meaning_pause = 0
+        app.query_one("#search-input", Input).insert_text_at_cursor("zzqx*")
+        await settle(pilot)
+        assert pane._hits == [] and pane._meaning_timer is None
+
+
+async def test_a_quoted_title_not_in_the_archive_still_finds_by_meaning(demo_home: Home) -> None:
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -69,4 +82,18 @@ async def test_quoted_phrases_never_wait_for_meaning(demo_home: Home) -> None:
         pane.meaning_pause = 0
         app.query_one("#search-input", Input).insert_text_at_cursor('"sqlite zzqx"')
         await settle(pilot)
-        assert pane._hits == [] and pane._meaning_timer is None
+        assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
+
+
+async def test_nonsense_says_so_and_stays_empty(demo_home: Home) -> None:
+    # The vector side's floor is the real model's (core tests); the hash stand-in has none.
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = app.query_one(SearchPane)
+        pane.meaning_pause = 0
+        app.query_one("#search-input", Input).insert_text_at_cursor("xyzzyplugh qwfpgj")
+        await settle(pilot)
+        status = str(pane.query_one("#search-status", Static).render())
+        assert pane._hits == [] and "nothing in the archive matches" in status

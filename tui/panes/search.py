@@ -17,8 +17,7 @@ from typing import ClassVar
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.search.engine import SearchFilters, SearchHit, SearchResults
-from clawback.core.search.query import split_terms
-from clawback.core.text.cjk import has_cjk
+from clawback.core.search.front import MIN_PREFIX, by_meaning, too_short
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult
@@ -52,34 +51,7 @@ KIND_CHOICES = [  # the CLI's --kind filters, "all" first
 TITLE_WIDTH = 60  # a result's title gives way to where it came from beyond this
 
 
-def as_you_type(query: str) -> str:
-    """The query with its last word as a prefix (``comp`` finds "compaction") while typing.
-
-    A trailing space, a closing quote or an explicit ``*`` means the word is finished, and an
-    exclusion (``-word``) stays exact.
-    """
-    stripped = query.rstrip()
-    if not stripped or stripped != query or stripped[-1] in '*"':
-        return query
-    if stripped.split()[-1].startswith("-") or stripped.count('"') % 2:
-        return query  # an exclusion, or inside an open "phrase"
-    return stripped + "*"
-
-
 MEANING_PAUSE = 0.35  # seconds of no typing before results by meaning replace keyword ones
-MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
-MIN_CJK = 2  # but two CJK characters are a word (世界), and the index has them as one bigram
-
-
-def too_short(query: str) -> bool:
-    """Only prefixes, each shorter than ``MIN_PREFIX`` letters: not searched as you type
-    (the README's benchmark: 1-3 letter prefixes take seconds on a big archive)."""
-    terms = as_you_type(query).split()
-    return bool(terms) and all(t.endswith("*") and _short(t.strip('*"-()')) for t in terms)
-
-
-def _short(word: str) -> bool:
-    return len(word) < (MIN_CJK if has_cjk(word) else MIN_PREFIX)
 
 
 def _choice(value: str, choices: list[tuple[str, str]]) -> str:
@@ -293,11 +265,11 @@ class SearchPane(Pane):
 
     def _by_meaning(self, query: str) -> bool:
         """Whether a pause in typing should bring hybrid results: the home has vectors and the
-        query asks for no exact words (quotes, prefix*, -word stay keyword-only)."""
+        query is not exact words only (prefix*, -word stay keyword-only)."""
         settings = self.store.config.embeddings
         if not settings.enabled or not self.store.paths.vectors.exists():
             return False
-        return not any(t.phrase or t.prefix or t.exclude for t in split_terms(query))
+        return by_meaning(query)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
@@ -306,8 +278,7 @@ class SearchPane(Pane):
         """Keyword results at once (the last word as a prefix); hybrid ones when typing pauses."""
         try:
             limit = self.store.config.ui.search_limit
-            typed = query if mode == "hybrid" else as_you_type(query)
-            results = self.store.search(typed, filters, limit=limit, mode=mode)
+            results = self.store.search(query, filters, limit=limit, typing=mode != "hybrid")
         except Superseded:
             return
         except ClawbackError as exc:  # a bad date in a filter: say so, keep typing
@@ -353,7 +324,8 @@ class SearchPane(Pane):
         if not results.query.strip():
             return "Type to search."
         if not results.hits:
-            return f"No results · {results.seconds * 1000:.0f} ms"
+            said = f": {results.note}" if results.note else ""
+            return f"No results{said} · {results.seconds * 1000:.0f} ms"
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
         mode = " · by words and meaning" if results.mode == "hybrid" else ""
         covered = self.store.embedded

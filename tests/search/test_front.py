@@ -1,0 +1,76 @@
+"""One search for every client: the front door owns the mode, typing, the floor's note and
+facts, and the CLI, the app, memory_search and the recall block all come through it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+from clawback.core.db import connect, write_transaction
+from clawback.core.search.front import NOTHING, as_you_type, by_meaning, default_mode, find
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ["cli/search.py", "tui/store.py", "core/mcp/tools.py", "core/chat/recall.py"]
+RANKING = {"search", "fuse", "fuse_weighted", "fuse_rrf", "keep_exact", "admit", "plan_query"}
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_client_searches_through_the_front_door(client: str) -> None:
+    tree = ast.parse((ROOT / client).read_text(encoding="utf-8"))
+    imported = {
+        (node.module, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    assert ("clawback.core.search.front", "find") in imported
+    rules = {name for module, name in imported if module.startswith("clawback.core.search")}
+    assert not rules & RANKING, f"{client} holds ranking rules: {rules & RANKING}"
+
+
+@pytest.fixture
+def db() -> sqlite_utils.Database:
+    database = connect(None)
+    with write_transaction(database) as conn:
+        conn.execute(
+            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
+        )
+        conn.execute(
+            "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text) VALUES"
+            " (1, 1, 'user', 'text', '2026-01-01T00:00:00.000Z', 1, 'compaction keeps the summary')"
+        )
+        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
+        conn.execute(
+            "INSERT INTO facts (id, type, content, created_at, updated_at) VALUES"
+            " (1, 'decision', 'compaction runs at 80 percent', '2026-01-02', '2026-01-02')"
+        )
+        conn.execute(
+            "INSERT INTO facts_fts (rowid, content, context) SELECT id, content, '' FROM facts"
+        )
+    return database
+
+
+def test_mode_typing_and_meaning_rules() -> None:
+    assert default_mode(None) == "keyword" and default_mode(object()) == "hybrid"  # type: ignore[arg-type]
+    assert as_you_type("comp") == "comp*" and as_you_type("comp ") == "comp "
+    assert by_meaning('the "exact title"') and not by_meaning("comp*") and not by_meaning("a -b")
+
+
+def test_typing_finds_by_prefix_and_a_pause_by_words(db: sqlite_utils.Database) -> None:
+    assert [h.entry_id for h in find(db, "compac", typing=True).results.hits] == [1]
+    assert find(db, "compac").results.hits == []
+
+
+def test_nothing_says_so(db: sqlite_utils.Database) -> None:
+    found = find(db, "xyzzyplugh")
+    assert found.empty and found.results.note == NOTHING
+
+
+def test_facts_join_the_list_by_score(db: sqlite_utils.Database) -> None:
+    found = find(db, "compaction", facts=True, limit=8)
+    assert [f.id for f in found.facts] == [1]
+    assert len(found.ranked(8)) == 2 and len(found.ranked(1)) == 1
+    alone = find(db, "compaction", facts=True, archive=False)
+    assert alone.results.hits == [] and [f.id for f in alone.facts] == [1]
