@@ -117,21 +117,21 @@ def main() -> None:
         ("with parse worker", work / "home", True, True),
     ):
         os.sync()
-        app = Home.open(home)
-        app.config.archive.parse_worker = worker
-        app.config.archive.mask_secrets = mask
+        opened = Home.open(home)
+        opened.config.archive.parse_worker = worker
+        opened.config.archive.mask_secrets = mask
         started = time.perf_counter()
-        stats = app.ingestor().ingest(roots)
+        stats = opened.ingestor().ingest(roots)
         ingest_time = time.perf_counter() - started
         ours_mbs = size / 1e6 / ingest_time
         print(f"ingest, {label}: clawback {ours_mbs:.1f} MB/s "
               f"({stats.entries / ingest_time:,.0f} entries/s, {stats.entries:,} entries) "
               f"| ratio to the bare loader {ours_mbs / base_mbs:.2f}x")  # fmt: skip
         if not worker:
-            app.close()
+            opened.close()
 
     started = time.perf_counter()
-    again = app.ingestor().ingest(roots)
+    again = opened.ingestor().ingest(roots)
     print(
         f"re-scan unchanged corpus ({again.unchanged} files): {time.perf_counter() - started:.3f}s"
     )
@@ -147,7 +147,7 @@ def main() -> None:
     os.sync()
     many_base, _ = bare_loader(many, work / "bare-many.db")
     started = time.perf_counter()
-    app.ingestor().ingest(many_roots)
+    opened.ingestor().ingest(many_roots)
     print(f"first ingest of {args.rescan_files} small files: {time.perf_counter() - started:.2f}s "
           f"(bare loader: {many_base:.2f}s)")  # fmt: skip
     started = time.perf_counter()
@@ -156,7 +156,7 @@ def main() -> None:
             os.stat(os.path.join(dirpath, name))
     walk = time.perf_counter() - started
     started = time.perf_counter()
-    rescan = app.ingestor().ingest(many_roots)
+    rescan = opened.ingestor().ingest(many_roots)
     rescan_time = time.perf_counter() - started
     print(f"re-scan {rescan.unchanged} unchanged files: {rescan_time:.3f}s "
           f"(bare os.walk+stat: {walk:.3f}s)")  # fmt: skip
@@ -171,7 +171,7 @@ def main() -> None:
     }
     print("search (LIMIT 20 with snippets)        clawback p50/p95 |   bare p50/p95 (ms)")
     for name, queries in classes.items():
-        ours = [search(app.db, q, limit=20).seconds for q in queries]
+        ours = [search(opened.db, q, limit=20).seconds for q in queries]
         bare = [
             bare_search(work / "home" / "clawback.db", q if q.endswith("*") else f'"{q}"')
             for q in queries
@@ -180,7 +180,7 @@ def main() -> None:
         b50, b95 = percentiles(bare)
         print(f"  {name:20} {o50:14.1f} / {o95:6.1f} | {b50:6.1f} / {b95:6.1f}")
     filtered = [
-        search(app.db, q, SearchFilters(kind="tool"), limit=20).seconds
+        search(opened.db, q, SearchFilters(kind="tool"), limit=20).seconds
         for q in classes["common word"]
     ]
     f50, f95 = percentiles(filtered)
@@ -188,7 +188,7 @@ def main() -> None:
 
     found = 0
     for item in planted:
-        hits = search(app.db, item.phrase, limit=20).hits
+        hits = search(opened.db, item.phrase, limit=20).hits
         if any(hit.session_id == item.session_id for hit in hits):
             found += 1
     print(f"recall of planted phrases: {found}/{len(planted)} = {100 * found / len(planted):.1f}%")
@@ -198,7 +198,7 @@ def main() -> None:
     print(
         f"peak RSS: {peak:.0f} MB (parse worker: {worker_rss:.0f} MB); index size {index_mb:.0f} MB"
     )
-    app.close()
+    opened.close()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -84,10 +84,10 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="clawback-tui-bench-"))
     generate(work / "projects", sessions=args.sessions, messages=4, plant_every=10**9)
-    app = Home.open(work / "home")
-    app.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, work / "projects", "bench")])
-    count = app.db.execute("SELECT count(*) FROM sessions").fetchone()[0]
-    app.close()
+    home = Home.open(work / "home")
+    home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, work / "projects", "bench")])
+    count = home.db.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    home.close()
     timed(APP, str(work / "home")), timed(BARE)  # warm-up: bytecode written, disk cache warm
     ours = [timed(APP, str(work / "home")) for _ in range(args.runs)]
     bare = [timed(BARE) for _ in range(args.runs)]

@@ -28,6 +28,7 @@ from clawback.core.records import Source
 
 if TYPE_CHECKING:
     from clawback.core.config import EmbeddingsConfig
+    from clawback.core.home import Home
 
 
 def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]]:
@@ -78,14 +79,14 @@ def ingest(
     ctx: click.Context, paths: tuple[Path, ...], source: str, reimport: bool, as_json: bool
 ) -> None:
     """Index transcripts: all configured sources, or the given files/folders."""
-    app = open_home(ctx)
+    home = open_home(ctx)
     factory, stop = _progress(not as_json)
     try:
         if paths:
             chosen = None if source == "auto" else Source(source)
-            stats = app.ingest_paths(list(paths), chosen, reimport=reimport, progress=factory)
+            stats = home.ingest_paths(list(paths), chosen, reimport=reimport, progress=factory)
         else:
-            stats = app.ingest_all(reimport=reimport, progress=factory)
+            stats = home.ingest_all(reimport=reimport, progress=factory)
     finally:
         stop()
     if as_json:
@@ -115,16 +116,16 @@ def ingest(
             " them)[/]"
         )
     if not paths and not stats.files and not stats.unchanged:
-        _where_it_looked(app)
+        _where_it_looked(home)
 
 
-def _where_it_looked(app: Any) -> None:
+def _where_it_looked(home: Home) -> None:
     """Nothing was found: name the folders that were searched, so a new user knows where
     clawback expects transcripts (and what to configure if theirs are elsewhere)."""
     from clawback.core.ingest.sources import configured_roots
 
     err.print("No transcripts found. Looked in:")
-    for root in configured_roots(app.config, app.paths):
+    for root in configured_roots(home.config, home.paths):
         state = "" if root.root.exists() else " [dim](no such folder)[/]"
         err.print(f"  {root.name}: {escape(str(root.root))}{state}")
     err.print(
@@ -137,12 +138,12 @@ def _where_it_looked(app: Any) -> None:
 @click.pass_context
 def reindex(ctx: click.Context) -> None:
     """Rebuild the index from the transcripts (labels and other user data are kept)."""
-    app = open_home(ctx, set_aside_damaged=True)
-    if app.replace_damaged_index() and app.salvaged is not None:
-        err.print(f"[yellow]{escape(app.salvaged.notice)}[/]")
+    home = open_home(ctx, set_aside_damaged=True)
+    if home.replace_damaged_index() and home.salvaged is not None:
+        err.print(f"[yellow]{escape(home.salvaged.notice)}[/]")
     factory, stop = _progress(True)
     try:
-        stats = app.reindex(progress=factory)
+        stats = home.reindex(progress=factory)
     finally:
         stop()
     out.print(f"Re-indexed {stats.files} files, {stats.entries} entries in {stats.seconds:.2f}s")
@@ -213,15 +214,15 @@ def _cut(text: str, width: int) -> str:
 @click.pass_context
 def show(ctx: click.Context, session: str, fmt: str) -> None:
     """Print a whole session (markdown export, or JSON)."""
-    app = open_home(ctx)
+    home = open_home(ctx)
     if fmt == "markdown":
-        click.echo(export_markdown(app.db, session), nl=False)
+        click.echo(export_markdown(home.db, session), nl=False)
         return
-    found = resolve_session(app.db, session)
+    found = resolve_session(home.db, session)
     print_json(
         {
             "session": found.to_json(),
-            "messages": [m.to_json() for m in session_messages(app.db, found.id)],
+            "messages": [m.to_json() for m in session_messages(home.db, found.id)],
         }
     )
 
@@ -255,15 +256,15 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     from clawback.core.embeddings.coverage import coverage
     from clawback.core.hooks.log import last_runs, recent_failures
 
-    app = open_home(ctx)
-    report = health(app.db, app.paths, app.config.chat.claude_command)
+    home = open_home(ctx)
+    report = health(home.db, home.paths, home.config.chat.claude_command)
     vectors = coverage(
-        app.db, app.paths.vectors, tools_and_thinking=app.config.embeddings.tools_and_thinking
+        home.db, home.paths.vectors, tools_and_thinking=home.config.embeddings.tools_and_thinking
     )
-    hook_runs = last_runs(app.paths.hooks)
-    hook_failures = recent_failures(app.paths.hooks)
+    hook_runs = last_runs(home.paths.hooks)
+    hook_failures = recent_failures(home.paths.hooks)
     if as_json:
-        embeddings = {**vectors.to_json(), "setting": app.config.embeddings.model}
+        embeddings = {**vectors.to_json(), "setting": home.config.embeddings.model}
         hooks = {
             "last_runs": {event: asdict(run) for event, run in hook_runs.items()},
             "failures": [asdict(run) for run in hook_failures],
@@ -298,7 +299,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             "[bold]Conversations[/] "
             + ", ".join(f"{n} {status}" for status, n in sorted(report.conversations.items()))
         )
-    _print_embeddings(vectors, app.config.embeddings)
+    _print_embeddings(vectors, home.config.embeddings)
     _print_hooks(hook_runs, hook_failures)
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
@@ -342,13 +343,13 @@ def watch(ctx: click.Context) -> None:
     from clawback.core.db_guard import guard_bus_errors
     from clawback.core.watch import watch_sources
 
-    app = open_home(ctx)
+    home = open_home(ctx)
     guard_bus_errors()  # a cut clawback.db-shm is mended, never a silent SIGBUS
 
     def ready(folders: list[Path]) -> None:
         err.print("[dim]Watching " + ", ".join(map(str, folders)) + " (Ctrl-C stops)[/]")
 
-    embedder = app.background_embedder(
+    embedder = home.background_embedder(
         on_problem=lambda problem: err.print(f"[yellow]warning:[/] {escape(problem)}")
     )
 
@@ -367,7 +368,7 @@ def watch(ctx: click.Context) -> None:
         embedder.start()  # new messages get their vectors as they arrive
     try:
         watch_sources(
-            app,
+            home,
             on_batch=report,
             on_ready=ready,
             on_notice=lambda line: err.print(f"[yellow]{escape(line)}[/]"),
@@ -389,8 +390,8 @@ def config(ctx: click.Context, as_json: bool) -> None:
     """Show every setting: its value, default and what it does."""
     from clawback.core.config import describe
 
-    app = open_home(ctx)
-    values = app.config.to_dict()
+    home = open_home(ctx)
+    values = home.config.to_dict()
     rows = []
     for dotted, default, doc in describe():
         section, key = dotted.split(".")
@@ -398,7 +399,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         print_json(rows)
         return
-    out.print(f"[dim]{app.paths.config}[/]")
+    out.print(f"[dim]{home.paths.config}[/]")
     for row in rows:
         changed = "" if row["value"] == row["default"] else " [yellow](changed)[/]"
         out.print(

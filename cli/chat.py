@@ -89,8 +89,8 @@ def chat(
     if command == "/help":
         _print_help()
         return
-    app = open_home(ctx)
-    engine = app.chat_engine()
+    home = open_home(ctx)
+    engine = home.chat_engine()
     try:
         if not text.strip() and not new:
             raise UsageError("Nothing to send: give a MESSAGE or pipe one on stdin.")
@@ -101,7 +101,7 @@ def chat(
         if command in CLI_EQUIVALENTS:
             raise UsageError(f"{command} is the app's; here: {CLI_EQUIVALENTS[command]}")
         if dry_run:
-            _dry_run(app, engine, text, ref, new, model, as_json)
+            _dry_run(home, engine, text, ref, new, model, as_json)
             return
         target = _target(engine, ref)
         outcome = _run(engine, text, target.key, target.session_id, model, new, as_json)
@@ -222,7 +222,7 @@ def _run(
 
 
 def _dry_run(
-    app: Home,
+    home: Home,
     engine: ChatEngine,
     text: str,
     ref: str | None,

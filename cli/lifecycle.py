@@ -61,8 +61,8 @@ def _print_outcome(outcome: ConversationOutcome) -> None:
 @click.pass_context
 def process(ctx: click.Context, limit: int | None, as_json: bool) -> None:
     """Turn finished conversations into knowledge facts and a summary (the librarian)."""
-    app = open_home(ctx)
-    librarian = app.librarian(on_outcome=None if as_json else _print_outcome)
+    home = open_home(ctx)
+    librarian = home.librarian(on_outcome=None if as_json else _print_outcome)
     report = asyncio.run(librarian.process(limit=limit))
     if as_json:
         print_json(report.to_json())
@@ -94,7 +94,7 @@ def _print_totals(data: dict[str, Any]) -> None:
 # -- flush, compact, compactions ---------------------------------------------------------------
 
 
-def _chat_session(app: Home, engine: ChatEngine, ref: str) -> ChatSession:
+def _chat_session(home: Home, engine: ChatEngine, ref: str) -> ChatSession:
     """The chat session ``ref`` names: a key (its current session), an id or an id prefix."""
     ref = ref.strip()
     if ":" in ref:
@@ -141,10 +141,10 @@ def flush_command(
     Claude proposes the notes; clawback appends them to memory/YYYY-MM-DD.md under a heading
     naming the session. Without --yes it asks first (on a terminal) or only shows them.
     """
-    app = open_home(ctx)
-    engine = app.chat_engine()
-    target = _chat_session(app, engine, session)
-    flusher = app.memory_flush(engine)
+    home = open_home(ctx)
+    engine = home.chat_engine()
+    target = _chat_session(home, engine, session)
+    flusher = home.memory_flush(engine)
     proposal = asyncio.run(flusher.propose(target))
     if not as_json:
         _print_flush(proposal)
@@ -195,10 +195,10 @@ def compact_command(
 ) -> None:
     """Summarize a chat SESSION's older messages so its context shrinks (the transcript keeps
     every message; `clawback compactions` lists each compaction)."""
-    app = open_home(ctx)
-    engine = app.chat_engine()
-    target = _chat_session(app, engine, session)
-    compactor = app.compactor(engine)
+    home = open_home(ctx)
+    engine = home.chat_engine()
+    target = _chat_session(home, engine, session)
+    compactor = home.compactor(engine)
     proposal = asyncio.run(compactor.propose(target, keep=keep))
     commit = yes
     if not as_json:
@@ -213,7 +213,7 @@ def compact_command(
     failed = None
     if record is not None and not no_facts:
         try:
-            facts = asyncio.run(extract_compacted_facts(app.db, engine.runner, proposal))
+            facts = asyncio.run(extract_compacted_facts(home.db, engine.runner, proposal))
         except ClawbackError as exc:
             failed = " ".join(str(exc).split())
     if as_json:
@@ -245,11 +245,11 @@ def compactions_command(
     ctx: click.Context, session: str | None, limit: int | None, as_json: bool
 ) -> None:
     """The compaction ledger, newest first: when, how much, and the summary."""
-    app = open_home(ctx)
+    home = open_home(ctx)
     session_id = None
     if session is not None:
-        session_id = _chat_session(app, app.chat_engine(), session).id
-    rows = list_compactions(app.db, session_id, limit=limit)
+        session_id = _chat_session(home, home.chat_engine(), session).id
+    rows = list_compactions(home.db, session_id, limit=limit)
     if as_json:
         print_json([row.to_json() for row in rows])
         return

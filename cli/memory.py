@@ -98,9 +98,9 @@ def memory_path(ctx: click.Context) -> None:
 @click.pass_context
 def memory_new(ctx: click.Context) -> None:
     """Create today's note (memory/YYYY-MM-DD.md) if needed; print its path."""
-    app = open_home(ctx)
+    home = open_home(ctx)
     path = _workspace(ctx).new_daily()
-    app.ingest_changed({path})  # searchable at once, like any save
+    home.ingest_changed({path})  # searchable at once, like any save
     click.echo(str(path))
 
 

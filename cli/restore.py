@@ -26,13 +26,13 @@ from clawback.core.archive.sessions import resolve_session, unique_prefixes
 @click.pass_context
 def resume(ctx: click.Context, session: str, here: bool) -> None:
     """Continue a Claude Code session in Claude Code (`claude --resume <id>` in its folder)."""
-    app = open_home(ctx)
-    found = resolve_session(app.db, session)
-    [shown] = unique_prefixes(app.db, [found.id])
-    claude = claude_executable(app.config.chat.claude_command)
+    home = open_home(ctx)
+    found = resolve_session(home.db, session)
+    [shown] = unique_prefixes(home.db, [found.id])
+    claude = claude_executable(home.config.chat.claude_command)
     current = Path.cwd()
     try:
-        plan = plan_resume(app.db, found, claude, here=current if here else None, shown_as=shown)
+        plan = plan_resume(home.db, found, claude, here=current if here else None, shown_as=shown)
     except FolderGone as gone:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise
@@ -40,8 +40,8 @@ def resume(ctx: click.Context, session: str, here: bool) -> None:
         err.print(f"Session {escape(shown)} {escape(where)}.")
         if not click.confirm(f"Resume it from the current folder ({current})?", err=True):
             sys.exit(1)
-        plan = plan_resume(app.db, found, claude, here=current, shown_as=shown)
-    app.close()
+        plan = plan_resume(home.db, found, claude, here=current, shown_as=shown)
+    home.close()
     _exec(plan)
 
 
@@ -73,10 +73,10 @@ def _exec(plan: ResumePlan) -> None:
 @click.pass_context
 def restore(ctx: click.Context, session: str, to: Path | None, force: bool) -> None:
     """Write a session's transcript back where Claude Code finds it, from clawback's copy."""
-    app = open_home(ctx)
-    found = resolve_session(app.db, session)
-    [shown] = unique_prefixes(app.db, [found.id])
-    written = app.restore(found, to, force=force)
+    home = open_home(ctx)
+    found = resolve_session(home.db, session)
+    [shown] = unique_prefixes(home.db, [found.id])
+    written = home.restore(found, to, force=force)
     for done in written:
         out.print(f"wrote {escape(str(done.path))} ({done.lines} lines)")
         if done.backup:

@@ -63,7 +63,7 @@ def watch_changes(
 
 
 def watch_sources(
-    app: Home,
+    home: Home,
     *,
     on_batch: Callable[[IngestStats], None] | None = None,
     on_ready: Callable[[list[Path]], None] | None = None,
@@ -76,28 +76,28 @@ def watch_sources(
     cut ``-shm`` is mended, and an index removed or replaced under the watch is reopened by its
     path and caught up from every source, with one ``on_notice`` line.
     """
-    folders = app.watch_folders()
+    folders = home.watch_folders()
     if not folders:
         return
-    index = IndexFile(app.paths.database)
+    index = IndexFile(home.paths.database)
     for changes in watch_changes(folders, stop_event=stop_event):
         starting = changes is None
         index.mend()
         why = index.changed()
         if why is not None:
-            app.reopen_index()
+            home.reopen_index()
             index.opened()
             if on_notice is not None:
                 on_notice(
-                    f"the index was {why} under this watch: reopened {app.paths.database}"
+                    f"the index was {why} under this watch: reopened {home.paths.database}"
                     " and reading every source into it"
                 )
             changes = None  # a new index knows nothing yet: catch up with everything
         try:
             if changes is None:
-                stats = app.ingest_all()
+                stats = home.ingest_all()
             else:
-                stats = app.ingest_changed(set(changes.paths), deleted=changes.deleted)
+                stats = home.ingest_changed(set(changes.paths), deleted=changes.deleted)
         except Exception as exc:  # a busy index, a bug: report it, keep watching
             stats = IngestStats(errors=[f"this batch was not indexed: {type(exc).__name__}: {exc}"])
         if starting and on_ready is not None:

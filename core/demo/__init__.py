@@ -67,10 +67,10 @@ def build_demo_home(home: Path | None = None) -> Path:
     config.sources.claude_code_path = str(sources / "claude-code")
     config.sources.openclaw_path = str(sources / "openclaw")
     save_config(config, paths.config)
-    app = Home.open(home)
+    opened = Home.open(home)
     try:
-        app.ingest_all()
-        seed_chat_session(app)
+        opened.ingest_all()
+        seed_chat_session(opened)
     finally:
-        app.close()
+        opened.close()
     return home

@@ -72,25 +72,25 @@ CORRECTED = (
 )
 
 
-def seed_chat_session(app: Home) -> None:
+def seed_chat_session(home: Home) -> None:
     """Register the demo transcript as a chat session with its ledger row and facts (once)."""
-    path = app.paths.sessions / f"{SESSION_ID}.jsonl"
+    path = home.paths.sessions / f"{SESSION_ID}.jsonl"
     view = Transcript(path).read()
     if view.compaction is None or len(view.messages) != 4:
         raise RuntimeError(f"{path}: not the demo chat transcript this module describes")
-    with write_transaction(app.db) as conn:
+    with write_transaction(home.db) as conn:
         if conn.execute("SELECT 1 FROM chat_sessions WHERE id = ?", (SESSION_ID,)).fetchone():
             # A copied demo home: the row must point at this home's transcript, not the other's.
             conn.execute(
                 "UPDATE chat_sessions SET transcript = ? WHERE id = ?", (str(path), SESSION_ID)
             )
             return
-        _insert_session(app, view, path)
-        _insert_ledger_row(app, view)
-        _add_facts(app, view)
+        _insert_session(home, view, path)
+        _insert_ledger_row(home, view)
+        _add_facts(home, view)
 
 
-def _insert_session(app: Home, view: TranscriptView, path: Path) -> None:
+def _insert_session(home: Home, view: TranscriptView, path: Path) -> None:
     compaction = view.compaction
     assert compaction is not None and view.created is not None
     last = view.messages[-1]
@@ -109,13 +109,13 @@ def _insert_session(app: Home, view: TranscriptView, path: Path) -> None:
         last_model=last.model,
     )
     values = session.to_json()
-    app.db.execute(
+    home.db.execute(
         f"INSERT INTO chat_sessions ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
     )
 
 
-def _insert_ledger_row(app: Home, view: TranscriptView) -> None:
+def _insert_ledger_row(home: Home, view: TranscriptView) -> None:
     """The row :meth:`Compactor.commit` writes beside the transcript's compaction line.
 
     Its time and first kept message are the line's, so the pane finds the messages it replaced.
@@ -123,7 +123,7 @@ def _insert_ledger_row(app: Home, view: TranscriptView) -> None:
     compaction = view.compaction
     assert compaction is not None
     removed = [m.id for m in view.messages].index(compaction.first_kept_id or "")
-    app.db.execute(
+    home.db.execute(
         """INSERT INTO compactions (session_id, created_at, tokens_before, tokens_after,
                messages_removed, first_kept_id, summary, model)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
@@ -140,8 +140,8 @@ def _insert_ledger_row(app: Home, view: TranscriptView) -> None:
     )
 
 
-def _add_facts(app: Home, view: TranscriptView) -> None:
-    store = FactStore(app.db)
+def _add_facts(home: Home, view: TranscriptView) -> None:
+    store = FactStore(home.db)
 
     def new(fact: DemoFact) -> NewFact:
         message = view.messages[fact.source]

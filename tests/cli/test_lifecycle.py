@@ -20,33 +20,35 @@ SUMMARY = "They planned the greenhouse: a quixotic irrigation loop, 3 beds, comp
 def seeded(tmp_path: Path) -> tuple[Path, str]:
     """A home with one indexed chat session of 10 messages."""
     home = tmp_path / "home"
-    app = Home.open(home)
+    opened = Home.open(home)
     try:
-        session = seed(app.chat_engine(), 10)
-        app.ingest_changed({session.transcript_path})
+        session = seed(opened.chat_engine(), 10)
+        opened.ingest_changed({session.transcript_path})
     finally:
-        app.close()
+        opened.close()
     return home, session.id
 
 
 def state(home: Path, session_id: str) -> tuple[bytes, tuple[object, ...], list[object]]:
     """The transcript bytes, the session row and the ledger, to compare before and after."""
-    app = Home.open(home)
+    opened = Home.open(home)
     try:
-        row = app.db.execute("SELECT * FROM chat_sessions WHERE id = ?", (session_id,)).fetchone()
-        ledger = app.db.execute("SELECT * FROM compactions").fetchall()
+        row = opened.db.execute(
+            "SELECT * FROM chat_sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        ledger = opened.db.execute("SELECT * FROM compactions").fetchall()
         return (home / "sessions" / f"{session_id}.jsonl").read_bytes(), tuple(row), ledger
     finally:
-        app.close()
+        opened.close()
 
 
 def session_row(home: Path, session_id: str) -> dict[str, object]:
-    app = Home.open(home)
+    opened = Home.open(home)
     try:
-        session = app.chat_engine().store.require(session_id)
+        session = opened.chat_engine().store.require(session_id)
         return session.to_json()
     finally:
-        app.close()
+        opened.close()
 
 
 def daily_files(home: Path) -> list[Path]:

@@ -93,12 +93,12 @@ def test_memory_check_flags_size_and_broken_links(tmp_path: Path) -> None:
 @pytest.fixture
 def facts_home(tmp_path: Path) -> Path:
     home = tmp_path / "h"
-    app = Home.open(home)
-    store = FactStore(app.db)
+    opened = Home.open(home)
+    store = FactStore(opened.db)
     store.add(NewFact("config", "Billing listens on port 5432", session_id="s1"))
     store.add(NewFact("config", "Billing listens on port 5433", session_id="s1"))  # supersedes
     store.add(NewFact("decision", "We use PostgreSQL for billing", "review", session_id="s2"))
-    app.close()
+    opened.close()
     return home
 
 

@@ -82,13 +82,13 @@ def test_two_builds_give_the_same_rows(tmp_path: Path) -> None:
         one, two = opened
         assert facts(one) == facts(two)
         ledger = [
-            [(r.created_at, r.summary, r.first_kept_id) for r in list_compactions(app.db)]
-            for app in opened
+            [(r.created_at, r.summary, r.first_kept_id) for r in list_compactions(each.db)]
+            for each in opened
         ]
         assert ledger[0] == ledger[1]
     finally:
-        for app in opened:
-            app.close()
+        for each in opened:
+            each.close()
 
 
 def test_the_demo_keeps_its_home_private(tmp_path: Path) -> None:

@@ -86,12 +86,12 @@ def dump(home: Home) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def ingest(home: Path, roots: list[SourceRoot], *, worker: bool) -> dict[str, Any]:
-    app = Home.open(home)
-    app.config.archive.parse_worker = worker
-    stats = app.ingestor().ingest(roots)
+    opened = Home.open(home)
+    opened.config.archive.parse_worker = worker
+    stats = opened.ingestor().ingest(roots)
     assert not stats.errors
-    rows = dump(app)
-    app.close()
+    rows = dump(opened)
+    opened.close()
     return rows
 
 
@@ -175,8 +175,8 @@ def test_a_file_the_index_moved_on_since_the_plan_is_read_here(
     root = tmp_path / "cc"
     varied_corpus(root)
     roots = [SourceRoot(Source.CLAUDE_CODE, root, "cc")]
-    app = Home.open(tmp_path / "home")
-    ingestor = app.ingestor()
+    home = Home.open(tmp_path / "home")
+    ingestor = home.ingestor()
     work = ingestor.scan(roots, stats=parse_ahead_stats())
     first = work[0]
     ingestor.ingest_file(first)  # the index moves on after the worker's plan was made
@@ -187,7 +187,7 @@ def test_a_file_the_index_moved_on_since_the_plan_is_read_here(
         assert ahead.take(first, moved) is None
         rest = [item for item in work if item is not first]
         assert all(ahead.take(item, Start(0, 0, None)) for item in rest)
-    app.close()
+    home.close()
 
 
 def test_a_worker_that_dies_leaves_the_reading_here(
@@ -387,11 +387,11 @@ def test_grown_and_reimported_files_read_ahead_as_in_one_process(
     for reimport in (False, True):
         rows = {}
         for name, home in homes.items():
-            app = Home.open(home)
-            app.config.archive.parse_worker = name == "ahead"
-            assert not app.ingestor().ingest(roots, reimport=reimport).errors
-            rows[name] = dump(app)
-            app.close()
+            opened = Home.open(home)
+            opened.config.archive.parse_worker = name == "ahead"
+            assert not opened.ingestor().ingest(roots, reimport=reimport).errors
+            rows[name] = dump(opened)
+            opened.close()
         assert rows["ahead"] == rows["alone"]
     assert worker_always.served > 0
 
@@ -418,9 +418,9 @@ def test_a_file_gone_before_planning_is_reported_and_the_rest_ingested(
         return work
 
     monkeypatch.setattr(Ingestor, "scan", scan_then_delete)
-    app = Home.open(tmp_path / "home")
-    stats = app.ingestor().ingest(roots)
-    app.close()
+    home = Home.open(tmp_path / "home")
+    stats = home.ingestor().ingest(roots)
+    home.close()
     assert [path for path, _ in stats.skipped_files] == [str(gone)]
     assert stats.files == len(items) - 1 and stats.entries >= len(items) - 2
 

@@ -312,9 +312,9 @@ def test_sigkill_mid_call_then_a_rerun_completes(src: Path, tmp_path: Path) -> N
     """A real ``clawback process`` killed with SIGKILL while claude is slow."""
     home = tmp_path / "home"
     conversation(src / "s.jsonl", "s", 3)
-    app = Home.open(home)
-    ingest(app, src / "s.jsonl")
-    app.close()
+    opened = Home.open(home)
+    ingest(opened, src / "s.jsonl")
+    opened.close()
     log = tmp_path / "calls.jsonl"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("FAKE_CLAUDE_")},
