@@ -18,7 +18,17 @@ from clawback.core.ingest.batch import FileState
 
 
 def delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
-    """Delete a file's entries past ``after_line``, and their terms from the full-text index."""
+    """Delete a file's entries past ``after_line``, and their terms from the full-text index,
+    and recount every session that had some: not only the file's own, but those its summaries
+    were moved to and those of a file mixing sessions, which no later read may recount."""
+    sessions = [
+        row[0]
+        for row in conn.execute(
+            """SELECT DISTINCT session_id FROM entries
+               WHERE file_id = ? AND line > ? AND session_id IS NOT NULL""",
+            (file_id, after_line),
+        )
+    ]
     # External-content FTS needs the old values to remove a row's terms.
     conn.execute(
         """INSERT INTO entries_fts (entries_fts, rowid, text, cjk)
@@ -26,11 +36,14 @@ def delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
         (file_id, after_line),
     )
     conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
+    for session_id in sessions:
+        refresh_session(conn, session_id)
 
 
 def roll_back(conn: Any, file_id: int, last_line: int, session_id: str | None) -> None:
     """Drop what a file has past its committed ``last_line`` and mark it idle with size 0,
-    so the next scan looks at it again and resumes at the committed offset."""
+    so the next scan looks at it again and resumes at the committed offset. Its session is
+    recounted: a file's session is counted at its last chunk, which a kill may have cut off."""
     delete_entries(conn, file_id, after_line=last_line)
     conn.execute(
         "DELETE FROM conversations WHERE file_id = ? AND first_line > ?", (file_id, last_line)
