@@ -131,6 +131,16 @@ def test_a_natural_language_prompt_recalls_the_older_session(hook_home: Path) ->
     assert len(recalled) <= 800 * 3 + 600
 
 
+def test_a_prompt_asking_two_things_recalls_what_answers_one(hook_home: Path) -> None:
+    """The decision holds two of the prompt's words (under a quarter of it by rarity, since the
+    offsite part is new to the archive): enough to answer half of the question."""
+    prompt = event(
+        "UserPromptSubmit",
+        prompt="remind me what we decided about the cache layer and when the quarterly offsite is",
+    )
+    assert DECISION in context_of(hook("user-prompt", prompt, hook_home), "UserPromptSubmit")
+
+
 def test_below_the_floor_nothing_is_injected(hook_home: Path) -> None:
     # "layer" alone is in the older session, but one shared word of a sentence is noise
     prompt = event("UserPromptSubmit", prompt="explain the osi network layer model to me")
