@@ -2,11 +2,46 @@
 
 from __future__ import annotations
 
+import importlib.util
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from clawback.core.home import Home
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A strict editable install (``make install``) links each file, so a module added since
+    is not importable: say so once, not as a ModuleNotFoundError in whichever test meets it."""
+    missing = modules_missing_from_the_install()
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        pytest.exit(f"not in clawback's editable install (run `make install`): {shown}", 4)
+
+
+def modules_missing_from_the_install() -> list[str]:
+    """Source files under core/, cli/, tui/, themes/ that the installed ``clawback.*`` lacks."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {ROOT / folder: name for name, folder in setuptools["package-dir"].items()}
+    missing = []
+    for folder, name in folders.items():
+        spec = importlib.util.find_spec(name)
+        installed = Path(next(iter(spec.submodule_search_locations or []))) if spec else None
+        if installed is None or installed == folder:
+            continue  # the default editable mode reads the folder itself: nothing can be missing
+        for source in folder.rglob("*.py"):
+            inner = [
+                f
+                for f in folders
+                if f != folder and f.is_relative_to(folder) and source.is_relative_to(f)
+            ]
+            packaged = (source.parent / "__init__.py").exists()
+            if packaged and not inner and not (installed / source.relative_to(folder)).exists():
+                missing.append(str(source.relative_to(ROOT)))
+    return sorted(missing)
 
 
 @pytest.fixture(scope="session")
