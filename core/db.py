@@ -54,6 +54,8 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     else:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if _cut_to_nothing(path):
+            raise sqlite3.DatabaseError(CUT_TO_NOTHING)
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -93,7 +95,7 @@ def connect_reader(path: Path) -> sqlite3.Connection | None:
     It is ``None`` when the database does not exist yet or its schema is behind
     (:data:`LATEST_MIGRATION` not applied): :func:`connect` creates or migrates it.
     """
-    if not path.is_file():
+    if not path.is_file() or _cut_to_nothing(path):  # the full open says what is wrong
         return None
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     try:
@@ -114,6 +116,20 @@ def connect_reader(path: Path) -> sqlite3.Connection | None:
     conn.isolation_level = None
     _add_vocabulary(conn)
     return conn
+
+
+CUT_TO_NOTHING = "database disk image is malformed: the file was cut to 0 bytes"
+
+
+def _cut_to_nothing(path: Path) -> bool:
+    """Whether the index file was cut to nothing while its log still holds data.
+
+    Switching a new file to WAL writes its first page into the file itself, so an empty file
+    beside a log with data is what remains of a cut index; left alone, opening it would wait
+    out the busy timeout on the old log's readers and say "locked".
+    """
+    log = Path(f"{path}-wal")
+    return path.is_file() and path.stat().st_size == 0 and log.is_file() and log.stat().st_size > 0
 
 
 def _current(conn: sqlite3.Connection) -> bool:

@@ -34,6 +34,8 @@ from clawback.core.errors import ClawbackError
 
 __all__ = ["FollowingReader", "IndexFile", "guard_bus_errors"]
 
+#: why a file is no longer the index it was, though it is still there
+CUT = "cut to 0 bytes"
 #: what a cut ``-shm`` grows back to at least: its first regions (32 KiB each), sparse zeros
 MEND_BYTES = 1024 * 1024
 _MEND_LIMIT = 8  # faults in a row with nothing left to mend: give up with one line
@@ -45,6 +47,7 @@ class IndexFile:
 
     path: Path
     identity: tuple[int, int] | None = None  # (device, inode) when opened
+    had_pages: bool = False  # not an empty file when opened
     shm_bytes: int = 0  # the largest size of the -shm file seen
 
     def __post_init__(self) -> None:
@@ -57,16 +60,19 @@ class IndexFile:
     def opened(self) -> None:
         """Record the file as it is now (call after opening or reopening the connection)."""
         self.identity = _identity(self.path)
+        self.had_pages = _size(self.path) > 0
         self.shm_bytes = max(self.shm_bytes, _size(self.shm))
         _GUARDED[str(self.path)] = self
 
     def changed(self) -> str | None:
-        """Why the path no longer names the file that was opened ("removed", "replaced"), or
-        ``None`` while it does."""
+        """Why the path no longer names the file that was opened ("removed", "replaced",
+        :data:`CUT`), or ``None`` while it does."""
         now = _identity(self.path)
-        if now == self.identity:
-            return None
-        return "removed" if now is None else "replaced"
+        if now != self.identity:
+            return "removed" if now is None else "replaced"
+        if self.had_pages and _size(self.path) == 0:
+            return CUT
+        return None
 
     def mend(self) -> bool:
         """Grow a cut ``-shm`` back to the size seen (at least :data:`MEND_BYTES`); ``True``
@@ -104,11 +110,11 @@ class FollowingReader:
         why = self.index.changed()
         if why is None:
             return
-        fresh = connect_reader(self.index.path)
+        fresh = None if why == CUT else connect_reader(self.index.path)
         if fresh is None:
             raise ClawbackError(
                 f"The index {self.index.path} was {why} and no new one is there yet: run"
-                " `clawback ingest` (or keep `clawback watch` running) to rebuild it."
+                " `clawback reindex` (or keep `clawback watch` running) to rebuild it."
             )
         fresh.execute("PRAGMA query_only = ON")
         with contextlib.suppress(sqlite3.Error):

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import watchfiles
-from clawback.core.db_guard import IndexFile
+from clawback.core.db_guard import CUT, IndexFile
+from clawback.core.faults import set_aside
 from clawback.core.home import Home
 from clawback.core.ingest.stats import IngestStats
 
@@ -85,6 +86,8 @@ def watch_sources(
         index.mend()
         why = index.changed()
         if why is not None:
+            if why == CUT:  # nothing left to read back: set it aside, start a new one
+                set_aside(home.paths.database)
             home.reopen_index()
             index.opened()
             if on_notice is not None:

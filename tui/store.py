@@ -25,8 +25,9 @@ from clawback.core.archive.restore import Restored
 from clawback.core.archive.resume import ResumePlan, claude_executable, plan_resume
 from clawback.core.config import update_settings
 from clawback.core.db import connect
-from clawback.core.db_guard import IndexFile
+from clawback.core.db_guard import CUT, IndexFile
 from clawback.core.errors import ConfigError
+from clawback.core.faults import set_aside
 from clawback.core.home import Home
 from clawback.core.ingest.ingestor import IngestStats, Progress
 from clawback.core.ingest.sources import configured_roots
@@ -186,6 +187,8 @@ class Store:
         if why is None:
             return None
         with self._write_lock:
+            if why == CUT:  # nothing left to read back: set it aside, start a new one
+                set_aside(self.paths.database)
             self.home.reopen_index()
             self._browse.close()
             self._search.close()

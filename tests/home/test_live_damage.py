@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
 
-from tests.cli_runner import CLAWBACK
+from tests.cli_runner import CLAWBACK, run_cli
 from tests.helpers import cc_user, write_lines
 from tests.mcp.test_protocol import StdioClient, _initialize
 
@@ -130,6 +131,30 @@ def test_watch_reopens_an_index_deleted_under_it(sources: tuple[Path, Path]) -> 
         assert watch.stop() == 0, "".join(watch.said)
     # the new index holds everything, read again from the source, not only the new line
     assert texts(home) == ["the first xylophone", "then a zeppelin"]
+
+
+def test_an_index_cut_to_nothing_under_watch_is_named_and_rebuilt(
+    sources: tuple[Path, Path],
+) -> None:
+    """It used to wait out the 15 s busy timeout and say "database is locked"."""
+    home, projects = sources
+    watch = Watch(home)
+    try:
+        watch.wait_for("Watching")
+        watch.wait_for("+1 entries")
+        (home / "clawback.db").write_bytes(b"")
+        started = time.monotonic()
+        failed = run_cli("search", "xylophone", home=home)
+        assert time.monotonic() - started < 5
+        assert failed.returncode == 1 and "is damaged" in failed.stderr, failed.stderr
+        assert "cut to 0 bytes" in failed.stderr and "clawback reindex" in failed.stderr
+        say(projects, "u2", "then a zeppelin")
+        assert "reopened" in watch.wait_for("the index was cut to 0 bytes")
+        watch.wait_for("entries")
+    finally:
+        assert watch.stop() == 0, "".join(watch.said)
+    assert texts(home) == ["the first xylophone", "then a zeppelin"]
+    assert list(home.glob("clawback.db.damaged-*"))
 
 
 @pytest.fixture
