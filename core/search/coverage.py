@@ -18,6 +18,7 @@ from clawback.core.db import Queryable
 from clawback.core.search.plan import light_stem
 
 _TOKEN = re.compile(r"[^\W_]+")
+ABSENT_WEIGHT = 3.0
 READ_CHARS = 3_000  # of a long message, what is read for its words (a snippet's neighbourhood)
 
 
@@ -67,7 +68,7 @@ def _holds(key: str, how: str, folded: str, tokens: set[str]) -> bool:
 def _weights(db: Queryable, words: Sequence[str]) -> dict[str, tuple[float, str]]:
     """Each word's idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``, and how a text holds it: a plain
     English word by its stem ("pick" is held by "picked"), a phrase as a phrase, counted as
-    rare as its rarest word (unknown to the vocabulary: as rare as can be)."""
+    rare as its rarest word."""
     size = db.execute("SELECT coalesce(max(id), 0) FROM entries").fetchone()[0] or 1
     weights: dict[str, tuple[float, str]] = {}
     for word in words:
@@ -85,8 +86,15 @@ def _weights(db: Queryable, words: Sequence[str]) -> dict[str, tuple[float, str]
             key = " ".join(parts)
             how = "token" if len(parts) == 1 and key.isascii() else "phrase"
             count = min(_doc_count(db, part) for part in parts)
-        weights[key] = (math.log(1 + (size - count + 0.5) / (count + 0.5)), how)
-    return weights
+        weights[key] = (math.log(1 + (size - count + 0.5) / (count + 0.5)) if count else -1.0, how)
+    # A word no message holds cannot tell messages apart, and a typo or an unusual word must
+    # not sink every answer: it weighs ABSENT_WEIGHT times the rarest word of the query that is
+    # there (1 when none is), so "cache layer" finds "cache" where no message says "layer", and
+    # nonsense with one real word in it ("knitting a wool scarf pattern") still holds too
+    # little. Calibrated on the nonsense queries of the README: 1 and 2 let two of them through.
+    known = [weight for weight, _ in weights.values() if weight >= 0]
+    absent = max(known, default=1.0) * ABSENT_WEIGHT
+    return {key: (absent if weight < 0 else weight, how) for key, (weight, how) in weights.items()}
 
 
 def _doc_count(db: Queryable, term: str) -> int:

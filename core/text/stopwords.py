@@ -17,5 +17,5 @@ STOPWORDS = frozenset(
     this those through too under until very was were what when where which while who whom why
     will with would you your yours yourself yourselves please thanks thank okay yes yeah hey
     hello tell know think want need get got make use using used one two way really sure
-    ever even again anything something thing things still back""".split()  # noqa: SIM905
+    ever even again anything something thing things still back many lot lots""".split()  # noqa: SIM905
 )
