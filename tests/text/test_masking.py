@@ -23,6 +23,9 @@ JWT = (
     ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )
 SHA1 = "3f786850e387550fdab836ed7e6dc881de23001b"
+SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+HEX32 = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 UUID = "8b418ea5-895d-4ad5-abe8-4489d36e454f"
 PEM_BODY = (
     "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwVNHUoBqzMrQz\n"
@@ -42,7 +45,9 @@ PEM_BODY = (
         (f"slack: {SLACK}", "slack: xoxb-…[masked]"),
         (f"id {AWS_ID} ok", "id AKIA…[masked] ok"),
         (f"jwt {JWT} end", "jwt eyJ…[masked] end"),
-        (f"commit {SHA1}", "commit 3f78685…[masked]"),
+        (f"md5 or key {HEX32}", "md5 or key 0a1b2c3…[masked]"),
+        (f"upper {HEX32.upper()}", "upper 0A1B2C3…[masked]"),
+        (f"token = {SHA1}", "token = [masked]"),  # a digest's shape given as a secret's value
     ],
 )
 def test_known_formats_keep_a_prefix_that_says_what_they_were(text: str, expected: str) -> None:
@@ -206,21 +211,53 @@ def test_what_people_search_for_is_left_alone(text: str) -> None:
     assert mask_secrets(text) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"commit {SHA1}",
+        f"Merge {SHA1.upper()} into main",
+        f"{SHA256}  bench/corpus.tar.gz",  # sha256sum's output
+        f"sha256:{SHA256}",
+        f"docker pull x@sha256-{SHA256}",
+        f"https://github.com/o/r/commit/{SHA1}",
+        f"git log {SHA1}..{SHA1[::-1]}",
+    ],
+)
+def test_hex_digests_are_not_secrets(text: str) -> None:
+    """People ask "which session made commit X": the whole SHA must reach the index."""
+    assert mask_secrets(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"aws_secret_access_key = {AWS_SECRET}", "aws_secret_access_key = [masked]"),
+        (f"the secret is {AWS_SECRET} ok", "the secret is [masked] ok"),
+        (f"key {SHA1[:39]}Q{SHA1[:4]}", None),  # not a digest's length: judged as before
+    ],
+)
+def test_next_to_digests_secrets_stay_masked(text: str, expected: str | None) -> None:
+    if expected is None:
+        assert SHA1[:39] not in mask_secrets(text)
+    else:
+        assert mask_secrets(text) == expected
+
+
 def test_offsets_survive_text_that_is_not_ascii() -> None:
-    text = f"中文 🎉 password: 密码abc123 结束 {AWS_ID} 再见 {ANTHROPIC} 后 {SHA1} ✓"
+    text = f"中文 🎉 password: 密码abc123 结束 {AWS_ID} 再见 {ANTHROPIC} 后 {HEX32} ✓"
     assert mask_secrets(text) == (
-        "中文 🎉 password: [masked] 结束 AKIA…[masked] 再见 sk-ant-…[masked] 后 3f78685…[masked] ✓"
+        "中文 🎉 password: [masked] 结束 AKIA…[masked] 再见 sk-ant-…[masked] 后 0a1b2c3…[masked] ✓"
     )
 
 
 def test_masking_is_idempotent_on_known_secrets() -> None:
-    text = f"a {ANTHROPIC} b password=hunter22 c {SHA1} d {JWT} e {AWS_ID}"
+    text = f"a {ANTHROPIC} b password=hunter22 c {HEX32} d {JWT} e {AWS_ID}"
     once = mask_secrets(text)
     assert mask_secrets(once) == once
 
 
 _secrets = st.sampled_from(
-    [ANTHROPIC, OPENAI, GITHUB, SLACK, AWS_ID, JWT, SHA1, "password=hunter22", "Bearer x"]
+    [ANTHROPIC, OPENAI, GITHUB, SLACK, AWS_ID, JWT, HEX32, "password=hunter22", "Bearer x"]
 )
 _pieces = st.one_of(
     st.text(max_size=30),
@@ -245,8 +282,14 @@ def test_uuids_survive_any_surroundings(before: str, after: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(), st.text(), st.sampled_from([ANTHROPIC, GITHUB, SHA1, JWT, AWS_ID, SLACK]))
+@given(st.text(), st.text(), st.sampled_from([ANTHROPIC, GITHUB, HEX32, JWT, AWS_ID, SLACK]))
 def test_a_secret_never_survives_whatever_surrounds_it(
     before: str, after: str, secret: str
 ) -> None:
     assert secret not in mask_secrets(f"{before} {secret} {after}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.text(), st.sampled_from([SHA1, SHA256]))
+def test_digests_survive_any_surroundings(before: str, after: str, digest: str) -> None:
+    assert digest in mask_secrets(f"{before}\n{digest}\n{after}")
