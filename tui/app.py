@@ -150,7 +150,9 @@ class ClawbackApp(App[int]):
         if shown and self.narrow:
             sessions.focus_default()
         elif not shown and sessions.has_focus_within:
-            self.query_one("#main", ContentSwitcher).visible_content.focus_default()  # type: ignore[union-attr]
+            shown_pane = self.query_one("#main", ContentSwitcher).visible_content
+            if isinstance(shown_pane, Pane):
+                shown_pane.focus_default()
         if self.narrow:
             return
         self.show_sessions = shown

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.errors import UsageError
@@ -86,8 +86,8 @@ class CompactionPane(Pane):
         Binding("r", "refresh", "Refresh", show=False),
     ]
 
-    def __init__(self, store: Store, host: EngineHost, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, store: Store, host: EngineHost, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.store = store
         self.host = host
         self.session_id: str | None = None

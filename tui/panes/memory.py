@@ -8,9 +8,10 @@ made on disk by someone else (or the memory flush) is offered, never silently me
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import MAX_BYTES, MAX_LINES, MEMORY_FILE, MemoryFile
@@ -53,8 +54,8 @@ class MemoryPane(Pane):
     current: var[str | None] = var(None, init=False)
     dirty: var[bool] = var(False, init=False)
 
-    def __init__(self, store: Store, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, store: Store, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.store = store
         self._disk_text = ""  # the file as last read or written by this pane
         self._asking = False
@@ -215,10 +216,10 @@ class MemoryPane(Pane):
         self.app.push_screen(ChoiceScreen(f"Save changes to {name}?", UNSAVED_CHOICES), answered)
 
     @work(thread=True, group="memory-save", exit_on_error=False)
-    def _save_then(self, name: str, text: str, then: object) -> None:
+    def _save_then(self, name: str, text: str, then: Callable[[], object]) -> None:
         self.store.save_memory(name, text)
         self.app.call_from_thread(self._saved, name, text)
-        self.app.call_from_thread(then)  # type: ignore[arg-type]
+        self.app.call_from_thread(then)
 
     # -- daily notes and outside changes ------------------------------------------------------
 

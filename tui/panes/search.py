@@ -12,7 +12,7 @@ change, in a worker, so the next start searches the way the last one did.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
@@ -98,8 +98,8 @@ class SearchPane(Pane):
     class Left(Message):
         """Escape was pressed: go back to where search was opened from."""
 
-    def __init__(self, store: Store, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, store: Store, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.store = store
         self.current_session_id: str | None = None  # set by the app as sessions open
         self._generation = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from clawback.core.archive.sessions import Project, SessionSummary
 from textual import on, work
@@ -108,8 +108,8 @@ class SessionsPane(Pane):
     class ListedNothing(Message):
         """A filter change left the list empty: the transcript shows nothing either."""
 
-    def __init__(self, store: Store, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, store: Store, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.store = store
         self._generation = 0
         self._loaded = 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.archive.sessions import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
@@ -71,8 +71,8 @@ class TranscriptPane(Pane):
 
     show_sidechains: var[bool] = var(False)
 
-    def __init__(self, store: Store, host: EngineHost, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, store: Store, host: EngineHost, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.store = store
         self.session: SessionSummary | None = None
         self._opening: str | None = None  # a session being loaded

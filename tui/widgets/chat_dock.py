@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.archive.sessions import SessionSummary
 from clawback.core.chat.events import (
@@ -92,8 +92,8 @@ class ChatDock(Vertical):
         action: str
         session_id: str
 
-    def __init__(self, host: EngineHost, chat: ChatConfig, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, host: EngineHost, chat: ChatConfig, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.host, self.chat = host, chat
         self.session_id: str | None = None  # the native session the next turn continues
         self.fork_from: SessionSummary | None = None  # an archived session to fork first

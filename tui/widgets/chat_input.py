@@ -4,6 +4,7 @@ it) inserts a newline, Tab completes a slash command (again: the next one that f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from clawback.core.chat.policy import CHAT_COMMANDS
 from textual import events
@@ -30,8 +31,8 @@ class ChatInput(TextArea):
         input: ChatInput
         text: str
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)
         self._cycle: list[str] = []  # the completions Tab is cycling through
 
     async def _on_key(self, event: events.Key) -> None:

@@ -4,6 +4,7 @@ memory-flush and compaction thresholds marked where they fall on the bar."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.config import ChatConfig
@@ -81,8 +82,8 @@ class ContextMeter(Static):
     ContextMeter { height: 1; width: 1fr; }
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
         self._usage: Usage | None = None
 
     @property

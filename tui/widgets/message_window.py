@@ -13,7 +13,7 @@ reply is never shown twice and never vanishes before its stored copy is on scree
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from clawback.core.archive.sessions import Message
 from textual.binding import Binding, BindingType
@@ -55,8 +55,8 @@ class MessageWindow(VerticalScroll):
 
     DEFAULT_CSS = stylesheet(__file__)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.messages: list[Message] = []
         self.start = self.end = 0
         self._extending = False
