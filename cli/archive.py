@@ -22,7 +22,6 @@ from clawback.core.archive.sessions import (
     session_messages,
     unique_prefixes,
 )
-from clawback.core.ingest.health import health
 from clawback.core.ingest.ingestor import ProgressFactory
 from clawback.core.records import Source
 
@@ -255,6 +254,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
     from clawback.core.embeddings.coverage import coverage
     from clawback.core.hooks.log import last_runs, recent_failures
+    from clawback.core.ingest.health import health
 
     home = open_home(ctx)
     report = health(home.db, home.paths, home.config.chat.claude_command)

@@ -11,14 +11,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 from clawback.core.archive.kept import KeptCopies
 from clawback.core.archive.restore import Restored, restore_session
 from clawback.core.archive.sessions import SessionSummary
-from clawback.core.chat.engine import ChatEngine
-from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect
 from clawback.core.embeddings import deferred_nearest
@@ -28,16 +26,18 @@ from clawback.core.faults import explain, find_damage, is_damaged, set_aside
 from clawback.core.ingest.from_copies import rebuild_deleted
 from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
 from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
-from clawback.core.memory.compaction import Compactor
-from clawback.core.memory.facts import facts_provider
 from clawback.core.memory.files import Workspace
-from clawback.core.memory.flush import MemoryFlush
-from clawback.core.memory.librarian import ConversationOutcome, Librarian
-from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 from clawback.core.paths import Paths
 from clawback.core.records import Source
 from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
-from clawback.core.search.engine import NearestChunks
+
+if TYPE_CHECKING:  # the services load when asked for: `clawback ingest` needs none of them
+    from clawback.core.chat.engine import ChatEngine
+    from clawback.core.claude.runner import ClaudeRunner
+    from clawback.core.memory.compaction import Compactor
+    from clawback.core.memory.flush import MemoryFlush
+    from clawback.core.memory.librarian import ConversationOutcome, Librarian
+    from clawback.core.search.engine import NearestChunks
 
 
 @dataclass
@@ -233,6 +233,10 @@ class Home:
         Unless given, recall draws on the knowledge facts and the memory lifecycle (flush,
         compaction, fact extraction) runs in every turn.
         """
+        from clawback.core.chat.engine import ChatEngine
+        from clawback.core.memory.facts import facts_provider
+        from clawback.core.memory.lifecycle import MemoryLifecycleHooks
+
         kwargs.setdefault("facts_provider", facts_provider(self.db))
         kwargs.setdefault("nearest", self.nearest())
         engine = ChatEngine(
@@ -279,6 +283,8 @@ class Home:
 
     def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
         """A memory flush for ``engine``'s sessions, writing into this home's workspace."""
+        from clawback.core.memory.flush import MemoryFlush
+
         return MemoryFlush(
             runner=engine.runner,
             sessions=engine.store,
@@ -290,6 +296,8 @@ class Home:
 
     def compactor(self, engine: ChatEngine) -> Compactor:
         """A compactor for ``engine``'s sessions, masking secrets as the config says."""
+        from clawback.core.memory.compaction import Compactor
+
         return Compactor(
             runner=engine.runner,
             sessions=engine.store,
@@ -307,6 +315,8 @@ class Home:
         on_outcome: Callable[[ConversationOutcome], None] | None = None,
     ) -> Librarian:
         """The librarian that turns this home's finished conversations into facts."""
+        from clawback.core.memory.librarian import Librarian
+
         return Librarian(self.db, self.paths, self.config, runner, on_outcome=on_outcome)
 
     def reopen_index(self) -> None:

@@ -56,3 +56,56 @@ def test_search_imports_no_chat_memory_ui_rich_or_sqlite_utils(tmp_path: Path) -
         if any(name == root or name.startswith(root + ".") for root in NOT_FOR_SEARCH)
     ]
     assert unwanted == []
+
+
+#: What ``clawback ingest`` with nothing to do must not import: the services a home can build
+#: (chat, claude, memory lifecycle, hooks, MCP), the UI, and the health report.
+NOT_FOR_INGEST = (
+    "clawback.core.chat",
+    "clawback.core.claude",
+    "clawback.core.memory.compaction",
+    "clawback.core.memory.flush",
+    "clawback.core.memory.librarian",
+    "clawback.core.memory.facts",
+    "clawback.core.hooks",
+    "clawback.core.mcp",
+    "clawback.core.search",
+    "clawback.core.ingest.health",
+    "clawback.tui",
+    "textual",
+)
+
+INGEST_THEN_LIST_MODULES = """\
+import json, sys
+from clawback.cli.main import cli
+cli.main(["ingest"], standalone_mode=False)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_an_unchanged_ingest_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """Issue 22: an ingest with nothing to do took 0.35 s, 0.03 s of it the work: it imported
+    the chat engine and the memory services before it knew it needed them."""
+    projects = tmp_path / "projects"
+    write_lines(projects / "proj" / "s1.jsonl", [cc_user("s1", "u1", "tangerine plan")])
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude_code_path = "{projects}"\nopenclaw = false\n'
+    )
+    assert run_cli("ingest", home=home).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-c", INGEST_THEN_LIST_MODULES],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        env={**os.environ, "CLAWBACK_HOME": str(home)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary, _, modules = done.stdout.rstrip("\n").rpartition("\n")
+    assert "1 unchanged" in summary  # the ingest ran, and found nothing to do
+    imported = json.loads(modules)
+    unwanted = [
+        name
+        for name in imported
+        if any(name == root or name.startswith(root + ".") for root in NOT_FOR_INGEST)
+    ]
+    assert unwanted == []
