@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
-from textual.widgets import ContentSwitcher, Footer, Header
+from textual.widgets import ContentSwitcher, Header
 from textual.worker import Worker, WorkerState
 
 from . import background, commands
@@ -29,6 +29,7 @@ from .store import Store
 from .theming import ThemeKeeper
 from .watcher import ArchiveChanged
 from .widgets.chat_dock import ChatDock
+from .widgets.footer import PaneFooter
 from .widgets.pane import Pane
 
 if TYPE_CHECKING:  # the chat loads claude's runner when it starts, not the app
@@ -38,12 +39,18 @@ PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sess
 # Below this width the sessions list and the pane beside it would both be too narrow to use,
 # so one shows at a time, full width (as lazygit and k9s do): the list while it has focus.
 NARROW = 110
+PANE_SWITCHES = (
+    "show_pane('search')", "show_pane('sessions')", "show_pane('transcript')",
+    "show_pane('memory')", "show_compaction", "chat", "new_chat",
+)  # fmt: skip
 QUIT_WAIT = 10.0  # seconds a cancelled reply gets to be stored when the app quits
 
 
 class ClawbackApp(App[int]):
     TITLE = "clawback"
     CSS_PATH = "app.tcss"
+    # The footer shows the focused pane's own keys first, then these; the pane switches
+    # (PANE_SWITCHES, all listed by F1) give way when the row would not fit (80 columns).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+f", "show_pane('search')", "Search", priority=True),  # even inside inputs
         Binding("slash", "show_pane('search')", "Search", show=False),
@@ -57,6 +64,7 @@ class ClawbackApp(App[int]):
         Binding("f6", "show_compaction", "Compaction", priority=True),
         Binding("f7", "chat", "Chat", priority=True),
         Binding("ctrl+n", "new_chat", "New chat", priority=True),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
     def __init__(self, store: Store, themes: LoadedThemes, *, runner: ClaudeRunner | None = None,
@@ -75,7 +83,7 @@ class ClawbackApp(App[int]):
             yield self.panes.sessions
             with ContentSwitcher(initial="transcript", id="main"):
                 yield self.panes.transcript
-        yield Footer(compact=True)
+        yield PaneFooter(PANE_SWITCHES, compact=True)
 
     def on_mount(self) -> None:
         self.themes.install(self)

@@ -294,14 +294,23 @@ class Workspace:
                 text = self.read_bytes(memory.name).decode("utf-8", errors="replace")
             except (UsageError, NotFoundError):
                 continue
-            for number, line in enumerate(text.splitlines(), 1):
-                for target in _LINK.findall(line):
-                    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
-                        continue  # URLs, mailto:, in-page anchors
-                    relative = target.split("#", 1)[0]
-                    if relative and not (memory.path.parent / relative).exists():
-                        report.broken_links.append((memory.name, number, target))
+            for number, target in broken_links(text, memory.path.parent):
+                report.broken_links.append((memory.name, number, target))
         return report
+
+
+def broken_links(text: str, folder: Path) -> list[tuple[int, str]]:
+    """The relative links in a note's ``text`` that point at nothing from ``folder``: (line,
+    target). One rule for ``memory check`` and the editor, so both flag the same links."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for target in _LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+                continue  # URLs, mailto:, in-page anchors
+            relative = target.split("#", 1)[0]
+            if relative and not (folder / relative).exists():
+                found.append((number, target))
+    return found
 
 
 def _why(exc: OSError) -> str:

@@ -51,8 +51,12 @@ async def test_pane_keys_help_and_new_chat(tui: ClawbackApp) -> None:
         await pilot.press("f1")
         assert isinstance(tui.screen, HelpScreen)
         listed = {title: {what: keys for keys, what in rows} for title, rows in tui.screen.sections}
-        assert listed["Everywhere"]["Search"].split(" / ")[:2] == ["^f", "/"]
+        assert listed["Everywhere"]["Search"] == "^f, /, f4"  # was "^f / / / f4"
+        assert listed["Everywhere"]["Quit"] == "^q"
         assert listed["Memory"]["Save"] == "^s"
+        transcript = [keys for title, rows in tui.screen.sections if title == "Transcript"
+                      for keys, _ in rows]  # fmt: skip
+        assert sum("⏎" in keys for keys in transcript) == 1  # Enter listed once
         await pilot.press("escape")
         assert not isinstance(tui.screen, HelpScreen)
 

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from clawback.core.errors import NotFoundError
-from clawback.core.memory.files import MAX_BYTES, MAX_LINES, MEMORY_FILE, MemoryFile
+from clawback.core.memory.files import (
+    MAX_BYTES,
+    MAX_LINES,
+    MEMORY_FILE,
+    MemoryFile,
+    broken_links,
+)
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,6 +34,7 @@ from textual.widgets.text_area import LanguageDoesNotExist
 from ..screens.dialogs import ChoiceScreen
 from ..store import Store
 from ..widgets.pane import Pane, stylesheet
+from ..widgets.text_editor import TextEditor
 
 UNSAVED_CHOICES = [("save", "Save"), ("discard", "Discard"), ("cancel", "Cancel")]
 
@@ -69,8 +76,9 @@ class MemoryPane(Pane):
                 with Horizontal(id="memory-bar"):
                     yield Static("No file open", id="memory-name")
                     yield Static("● unsaved", id="memory-dirty")
+                    yield Static("", id="memory-links")
                     yield Static("", id="memory-meter")
-                yield TextArea(
+                yield TextEditor(
                     id="memory-editor",
                     soft_wrap=True,
                     show_line_numbers=True,
@@ -148,6 +156,7 @@ class MemoryPane(Pane):
         editor.read_only = False
         editor.load_text(text)
         self.dirty = False
+        self._show_broken_links()
         self._move_tree_cursor()
         self._place_cursor(line, focus)
 
@@ -162,6 +171,20 @@ class MemoryPane(Pane):
     def _edited(self) -> None:
         self.dirty = self.current is not None and self.query_one(TextArea).text != self._disk_text
         self._show_meter()
+        self._show_broken_links()
+
+    def _show_broken_links(self) -> None:
+        """The links `clawback memory check` would flag, as the text stands (a few stats)."""
+        label = self.query_one("#memory-links", Static)
+        found = []
+        if self.current is not None:
+            folder = (self.store.workspace.root / self.current).parent
+            found = broken_links(self.query_one(TextArea).text, folder)
+        label.display = bool(found)
+        if found:
+            count = "a broken link" if len(found) == 1 else f"{len(found)} broken links"
+            label.update(Content(f"⚠ {count}"))  # which, and where: in its tooltip
+            label.tooltip = "\n".join(f"line {line}: {target}" for line, target in found)
 
     def watch_dirty(self, dirty: bool) -> None:
         self.set_class(dirty, "-dirty")

@@ -117,6 +117,7 @@ class SessionsPane(Pane):
         self._fetching = False  # a page is on its way (not Widget.loading: that blurs focus)
         self._first_page = True
         self._follow = False  # the filter changed: the transcript follows to a row of the list
+        self._open_when_shown = False  # Enter in the filter came before its list
         self._first_run = ""  # what an empty archive says (set once the folders are counted)
         ui = store.config.ui
         # The saved choices apply from the first page on; the selects follow these, not lead.
@@ -236,6 +237,8 @@ class SessionsPane(Pane):
         self._loaded = offset + len(rows)
         self._exhausted = len(rows) < limit
         self._show_status(total)
+        if offset == 0 and self._open_when_shown:
+            self._open_highlighted()
 
     def _show_status(self, total: int | None) -> None:
         shown = self._loaded
@@ -358,6 +361,22 @@ class SessionsPane(Pane):
         return {"ui.sessions_source": self._source, "ui.sessions_project": self._project}
 
     @on(Input.Submitted, "#session-filter")
+    def _filter_submitted(self) -> None:
+        """Enter in the filter opens the session it narrowed to (the row under the cursor),
+        once the list for what was typed has come; with nothing listed it goes to the list."""
+        if self._fetching:
+            self._open_when_shown = True
+        else:
+            self._open_highlighted()
+
+    def _open_highlighted(self) -> None:
+        self._open_when_shown = False
+        option = self.query_one(SessionList).highlighted_option
+        if option is not None and option.id is not None:
+            self.post_message(self.SessionChosen(option.id, True))
+        else:
+            self.action_focus_list()
+
     def action_focus_list(self) -> None:
         self.query_one(SessionList).focus()
 

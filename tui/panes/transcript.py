@@ -59,11 +59,11 @@ class TranscriptPane(Pane):
     TITLE = "Transcript"
     DEFAULT_CSS = stylesheet(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "next_message", "Next message", show=False),
+        Binding("j", "next_message", "Move", key_display="j/k"),  # k is listed with j
         Binding("k", "previous_message", "Previous message", show=False),
         Binding("a", "toggle_sidechains", "Sub-agents"),  # s is Source in the sessions list
         Binding("e", "export", "Export"),
-        Binding("r", "chat", "Reply here"),
+        Binding("r", "chat", "Reply"),
         Binding("g,home", "top", "Top", show=False),
         Binding("G,end", "bottom", "Bottom", show=False),
         Binding("escape", "leave_input", "Messages", show=False),

@@ -16,6 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from ..widgets.text_editor import TextEditor
+
 
 class EditorScreen(ModalScreen[str | None]):
     """Edit ``text`` under ``title``; returns the edited text, or ``None`` when cancelled."""
@@ -38,7 +40,7 @@ class EditorScreen(ModalScreen[str | None]):
             yield Static(self.title_text, classes="editor-title", markup=False)
             if self.hint:
                 yield Static(self.hint, classes="editor-hint", markup=False)
-            yield TextArea(self.text, id="editor-text", soft_wrap=True)
+            yield TextEditor(self.text, id="editor-text", soft_wrap=True)
             with Horizontal(classes="editor-buttons"):
                 yield Static("Ctrl+S saves · Escape cancels", classes="editor-keys")
                 yield Button("Save", id="editor-save", variant="primary", compact=True)

@@ -22,17 +22,13 @@ if TYPE_CHECKING:
 EXTRA = {
     "Everywhere": [
         ("ctrl+p", "Command palette: every action"),
-        ("ctrl+q", "Quit"),
         ("tab", "Next control"),
     ],
     "Sessions": [
         ("enter", "Open the session's transcript"),
         ("type", "In the filter: narrow (project:NAME for a project)"),
     ],
-    "Transcript": [
-        ("enter", "Expand or fold a tool call / thinking"),
-        ("pageup/pagedown", "Scroll"),
-    ],
+    "Transcript": [("pageup/pagedown", "Scroll")],
     "Search": [("enter", "Open the highlighted result")],
     "Chat": [
         ("enter", "Send the message"),
@@ -50,7 +46,8 @@ def binding_rows(app: ClawbackApp, bindings: list[BindingType]) -> list[tuple[st
             continue
         keys, _ = rows.setdefault(binding.action, ([], binding.tooltip or binding.description))
         keys += [app.get_key_display(Binding(k, binding.action)) for k in binding.key.split(",")]
-    return [(" / ".join(keys), description) for keys, description in rows.values()]
+    # ", " between keys: " / " read "^f / / / f4" when one of the keys is the slash
+    return [(", ".join(keys), description) for keys, description in rows.values()]
 
 
 class HelpScreen(ModalScreen[None]):

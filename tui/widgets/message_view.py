@@ -142,9 +142,9 @@ def _is_result(message: Message) -> bool:
 class MessageView(Vertical, can_focus=True):
     DEFAULT_CSS = stylesheet(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle_fold", "Expand", show=False),
+        Binding("enter,space", "toggle_fold", "Unfold"),  # only on a folded message
         Binding("c", "copy", "Copy"),
-        Binding("m", "toggle_raw", "Raw text"),
+        Binding("m", "toggle_raw", "Raw"),
     ]
 
     expanded: reactive[bool] = reactive(False)
@@ -219,6 +219,10 @@ class MessageView(Vertical, can_focus=True):
 
     def action_toggle_raw(self) -> None:
         self.raw = not self.raw
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Enter is offered (in the footer) only where there is something to unfold."""
+        return self.folded if action == "toggle_fold" else True
 
     def action_toggle_fold(self) -> None:
         if self.folded:
