@@ -36,7 +36,7 @@ def pane_keys(app: ClawbackApp) -> set[str]:
     for node in app.focused.ancestors_with_self if app.focused else []:
         for binding in getattr(node, "BINDINGS", []):
             if isinstance(binding, Binding) and binding.show and node is not app:
-                if node.check_action(binding.action, ()) is False:  # type: ignore[union-attr]
+                if node.check_action(binding.action, ()) is False:
                     continue
                 first = Binding(binding.key.split(",")[0], binding.action)
                 wanted.add(binding.key_display or app.get_key_display(first))
