@@ -162,3 +162,24 @@ def test_one_flush_per_compaction_cycle_and_one_at_a_time(
             runs(hook_home, "pre-compact")[-1].detail
             == "a flush of this session is already running"
         )
+
+
+def test_new_text_is_queued_for_the_embedder_when_the_person_embeds(
+    hook_home: Path, projects: Path, monkeypatch: Any
+) -> None:
+    import clawback.core.hooks.jobs as jobs
+    from clawback.core.hooks.jobs import ingest_job
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(jobs, "spawn", lambda paths, *args: started.append(args))
+    paths = Paths.resolve(hook_home)
+    path = transcript(projects)
+    append(path, in_project(cc_user(CURRENT, "c5", "no vectors yet", ts="2026-11-25T09:08:00Z")))
+    ingest_job(paths, path)
+    assert started == []  # never embedded: nothing is sprung on anyone
+    paths.vectors.write_bytes(b"")  # `clawback embed` has run once
+    append(path, in_project(cc_user(CURRENT, "c6", "now with vectors", ts="2026-11-25T09:09:00Z")))
+    ingest_job(paths, path)
+    assert started == [("embed", "--limit", "500", "--json")]
+    ingest_job(paths, path)  # nothing new: nothing to embed
+    assert len(started) == 1
