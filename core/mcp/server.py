@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 import sys
 from typing import Annotated, Any
 
 from clawback.core import __version__
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
+from clawback.core.faults import explain
 from clawback.core.mcp import answers
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
 from clawback.core.mcp.wire import mend_stdin
@@ -149,7 +151,9 @@ def _call(function: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
         return function(*args, **kwargs)
     except ClawbackError as exc:
         raise ToolError(" ".join(str(exc).split())) from None
-    except Exception as exc:  # a bug or a broken index: say so, keep serving
+    except sqlite3.Error as exc:  # a damaged or locked index: which, and what to do
+        raise ToolError(explain(exc)) from None
+    except Exception as exc:  # a bug: say so, keep serving
         logging.getLogger(__name__).exception("memory tool failed")
         raise ToolError(f"The archive could not answer ({type(exc).__name__}: {exc}).") from None
 

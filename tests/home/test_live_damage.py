@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -23,7 +24,7 @@ from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
 
 from tests.cli_runner import CLAWBACK, run_cli
-from tests.helpers import cc_user, write_lines
+from tests.helpers import cc_user, corrupt_pages, write_lines
 from tests.mcp.test_protocol import StdioClient, _initialize
 
 TIMEOUT = 30.0
@@ -241,3 +242,18 @@ def test_a_bus_error_mid_read_is_mended_where_the_guard_is_on(
         assert (proc.returncode, out, err) == (0, "done\n", "")
     else:
         assert proc.returncode == -signal.SIGBUS
+
+
+def test_the_mcp_server_names_a_damaged_index_and_keeps_serving(
+    sources: tuple[Path, Path], client: StdioClient
+) -> None:
+    home, _ = sources
+    assert _found(client, "xylophone")
+    with sqlite3.connect(home / "clawback.db") as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    corrupt_pages(home / "clawback.db", first_page=2)
+    answer = client.call("memory_search", query="xylophone")
+    said = answer["content"][0]["text"]
+    assert answer["isError"] and "is damaged" in said and "clawback reindex" in said, said
+    assert "\n" not in said
+    assert client.call("memory_get", ref="fact:1")["isError"]  # still answering
