@@ -106,3 +106,22 @@ async def test_memory_editor_ctrl_end_and_broken_links(tui: ClawbackApp) -> None
         await pilot.press("ctrl+end", "backspace", *"x")  # still there while typing
         editor.text = editor.text.replace("memory/nowhere.md", "MEMORY.md")
         await until(pilot, lambda: not links.display)  # fixed: the flag goes
+
+
+async def test_the_search_filters_and_a_hits_score_fit_in_80_columns(tui: ClawbackApp) -> None:
+    """Issue 22: the filter row ended in "▐X▌ This" and a hit's score was cut off."""
+    from clawback.tui.panes.search import SearchPane
+    from textual.widgets import Checkbox, OptionList
+
+    async with tui.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"sidebar")
+        await settle(pilot)
+        pane = tui.query_one(SearchPane)
+        checkbox = pane.query_one("#search-this-session", Checkbox)
+        assert checkbox.region.right <= pane.content_region.right
+        assert checkbox.region.width >= len("▐X▌ This session")
+        results = pane.query_one("#search-results", OptionList)
+        await until(pilot, lambda: results.option_count > 0)
+        first = str(results.get_option_at_index(0).prompt).split("\n")[0]
+        assert first[:4].replace(".", "").isdigit()  # the score leads the line

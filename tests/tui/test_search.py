@@ -197,7 +197,7 @@ def test_a_result_header_is_one_line_whatever_the_title() -> None:
     )  # fmt: skip
     header, snippet = hit_row(hit).plain.split("\n")
     assert snippet == "a b c"
-    assert header.startswith("<command-name>/clear</command-name> <command-message>x y")
+    assert header.startswith("0.50  <command-name>/clear</command-name> <command-message>x y")
     assert "Claude Code" in header and len(header) < 100
 
 

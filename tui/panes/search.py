@@ -60,7 +60,10 @@ def _choice(value: str, choices: list[tuple[str, str]]) -> str:
 
 
 def hit_row(hit: SearchHit) -> Content:
-    """Title and where it came from, then the snippet with its matches highlighted."""
+    """Score, title and where it came from, then the snippet with its matches highlighted.
+
+    The score comes first: a narrow pane cuts the end of the line, and it was the score that
+    went (at 80 columns, after "Claude Cod…")."""
     title = " ".join((hit.session_title or hit.file).split())  # one line, whatever it holds
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
@@ -70,14 +73,14 @@ def hit_row(hit: SearchHit) -> Content:
             source_label(hit.source),
             hit.role,
             local_time(hit.timestamp),
-            f"score {hit.score:.2f}",
             "by meaning" if hit.found_by == "semantic" else "",
         )
         if part
     )
     return Content.assemble(
-        (title, "bold"), "  ", (facts, "$text-muted"), "\n", marked_snippet(hit.snippet)
-    )
+        (f"{hit.score:.2f}", "bold $text-accent"), "  ", (title, "bold"), "  ",
+        (facts, "$text-muted"), "\n", marked_snippet(hit.snippet),
+    )  # fmt: skip
 
 
 class SearchPane(Pane):
@@ -156,7 +159,7 @@ class SearchPane(Pane):
                 placeholder="until date",
                 id="search-until",
                 compact=True,
-                tooltip="Only entries before this day (YYYY-MM-DD)",
+                tooltip="Only entries on or before this day (YYYY-MM-DD)",
             )
             yield Checkbox(
                 "This session",
