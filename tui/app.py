@@ -236,7 +236,12 @@ class ClawbackApp(App[int]):
 
     @on(SearchPane.HitChosen)
     async def _hit_chosen(self, event: SearchPane.HitChosen) -> None:
-        if (hit := event.hit).source == "memory":
+        if (hit := event.hit).source == "memory" and not self.store.workspace.holds(hit.path):
+            # Claude Code's own auto memory is indexed, but it is Claude Code's to edit.
+            self.notify(
+                f"{hit.path}\n(edit it in Claude Code: /memory)", title="Claude Code's memory"
+            )
+        elif hit.source == "memory":
             await self.action_show_pane("memory")
             self.panes.memory.open_file(hit.file, line=hit.line, focus=True)
         elif hit.session_id is not None:

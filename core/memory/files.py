@@ -106,6 +106,14 @@ class Workspace:
                     continue
         return removed
 
+    def holds(self, path: str | Path) -> bool:
+        """Whether ``path`` (an indexed memory file's) is one of this workspace's files, not
+        another folder's memory (Claude Code's auto memory is indexed as memory too)."""
+        try:
+            return Path(path).resolve().is_relative_to(self.root.resolve())
+        except (OSError, RuntimeError):  # a symlink loop
+            return False
+
     def resolve(self, name: str) -> Path:
         """The path for ``name``, refusing anything that would leave the workspace."""
         if not name or not name.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from clawback.core.search.engine import SearchFilters, search
@@ -100,3 +101,25 @@ def test_size_meter_flags_memory_over_the_limits() -> None:
     assert size_meter("a\n" * 170)[1] == "-near"
     assert size_meter("a\n" * 201)[1] == "-over"
     assert size_meter("x" * 26 * 1024)[1] == "-over"
+
+
+async def test_a_hit_in_claude_codes_own_memory_is_named_not_opened_in_the_editor(
+    tui: ClawbackApp,
+) -> None:
+    """Claude Code's auto memory is searchable, but it is not the workspace's to edit."""
+    from clawback.tui.panes.search import SearchPane
+
+    home = tui.store.home
+    memory = Path(home.config.sources.claude_code_path).expanduser() / "-home-u-proj" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("# Auto memory\n\n- The quokka bucket holds uploads.\n")
+    home.ingest_all()
+    [hit] = search(home.db, "quokka", SearchFilters(source="memory")).hits
+    assert hit.file == "-home-u-proj/memory/MEMORY.md"
+    async with tui.run_test(size=SIZE) as pilot:
+        pane, _ = await open_memory(tui, pilot)
+        tui.post_message(SearchPane.HitChosen(hit))
+        await settle(pilot)
+        assert pane.current == "MEMORY.md"  # the workspace's file stays open
+        assert not (tui.store.workspace.root / "-home-u-proj").exists()
+        assert any(str(memory / "MEMORY.md") in str(n.message) for n in tui._notifications)
