@@ -27,6 +27,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 from clawback.core.db import BUSY_TIMEOUT_MS, read_only_connection
+from clawback.core.db_guard import IndexFile
 from clawback.core.embeddings.embedder import EmbeddingsUnavailable
 from clawback.core.embeddings.follow import BUMP_GENERATION
 from clawback.core.faults import find_damage, is_damaged, is_read_only, set_aside
@@ -123,6 +124,7 @@ class VectorStore:
             raise
         for suffix in ("", "-wal", "-shm"):
             ensure_private_file(Path(str(path) + suffix))
+        IndexFile(path)  # a cut -shm is mended where the process guards against SIGBUS
         return cls(path, conn, inode=os.stat(path).st_ino)
 
     def set_aside(self, exc: sqlite3.DatabaseError) -> StoreDamaged:

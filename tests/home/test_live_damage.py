@@ -257,3 +257,41 @@ def test_the_mcp_server_names_a_damaged_index_and_keeps_serving(
     assert answer["isError"] and "is damaged" in said and "clawback reindex" in said, said
     assert "\n" not in said
     assert client.call("memory_get", ref="fact:1")["isError"]  # still answering
+
+
+STORE_READER = """
+import sys
+from pathlib import Path
+from clawback.core.db_guard import guard_bus_errors
+from clawback.core.embeddings.store import VectorStore
+store = VectorStore.open(Path(sys.argv[1]))
+store.count()
+if sys.argv[2] == "guarded":
+    guard_bus_errors()
+print("ready", flush=True)
+sys.stdin.readline()
+print(store.count(), flush=True)
+store.close()
+"""
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_the_vector_store_shared_memory_is_mended_too(tmp_path: Path, guarded: bool) -> None:
+    np = pytest.importorskip("numpy", reason="embeddings are an extra")
+    from clawback.core.embeddings.store import VectorStore
+
+    store = VectorStore.open(tmp_path / "embeddings.db")
+    store.add([1, 2], [11, 12], np.ones((2, 4)))
+    store.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STORE_READER, str(tmp_path / "embeddings.db"),
+         "guarded" if guarded else "bare"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    (tmp_path / "embeddings.db-shm").write_bytes(b"")
+    out, _ = proc.communicate("go\n", timeout=TIMEOUT)
+    if guarded:
+        assert (proc.returncode, out) == (0, "2\n")
+    else:
+        assert proc.returncode == -signal.SIGBUS
