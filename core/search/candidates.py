@@ -39,9 +39,9 @@ ORDER BY {order}
 LIMIT :limit OFFSET :offset
 """
 
-_JOINS = """JOIN entries e ON e.id = m.rowid
-JOIN files f ON f.id = e.file_id
-LEFT JOIN sessions s ON s.id = e.session_id"""
+_JOIN_ENTRIES = "JOIN entries e ON e.id = m.rowid"
+_JOIN_FILES = "JOIN files f ON f.id = e.file_id"
+_JOIN_SESSIONS = "LEFT JOIN sessions s ON s.id = e.session_id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,16 @@ def _monotonic(found: list[Candidate]) -> list[Candidate]:
     return out
 
 
+def _joins(where: str) -> str:
+    """Only the tables the filters read: each join runs once per ranked match."""
+    joins = [_JOIN_ENTRIES]
+    if "f." in where:
+        joins.append(_JOIN_FILES)
+    if "s." in where:
+        joins.append(_JOIN_SESSIONS)
+    return "\n".join(joins)
+
+
 def ranked(
     db: Queryable,
     query: str,
@@ -146,7 +156,7 @@ def ranked(
     sql = _RANKED.format(
         rank="0" if recency else "m.rank",
         matches=matches,
-        joins=_JOINS if len(clauses) > recency else "",
+        joins=_joins(where) if len(clauses) > recency else "",
         where=f"WHERE {where}" if where else "",
         order=order,
     )
