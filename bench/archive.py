@@ -110,16 +110,19 @@ def main() -> None:
     roots = [SourceRoot(Source.CLAUDE_CODE, root, "bench")]
     # Both ways clawback ingests: all in this process, and (the default on a machine with a
     # second core) with a worker process reading files ahead while this one writes. The run
-    # without masking prices the secret masking (issue 11's guards) in one process.
-    for label, home, worker, mask in (
-        ("one process, no masking", work / "home-no-masking", False, False),
-        ("one process", work / "home-one-process", False, True),
-        ("with parse worker", work / "home", True, True),
+    # without masking prices the secret masking (issue 11's guards) in one process; the run
+    # without kept copies prices the masked, compressed copy of every line (issue 23).
+    for label, home, worker, mask, keep in (
+        ("one process, no masking", work / "home-no-masking", False, False, True),
+        ("one process", work / "home-one-process", False, True, True),
+        ("with parse worker, no kept copies", work / "home-no-copies", True, True, False),
+        ("with parse worker", work / "home", True, True, True),
     ):
         os.sync()
         opened = Home.open(home)
         opened.config.archive.parse_worker = worker
         opened.config.archive.mask_secrets = mask
+        opened.config.archive.keep_lines = keep
         started = time.perf_counter()
         stats = opened.ingestor().ingest(roots)
         ingest_time = time.perf_counter() - started
@@ -127,8 +130,11 @@ def main() -> None:
         print(f"ingest, {label}: clawback {ours_mbs:.1f} MB/s "
               f"({stats.entries / ingest_time:,.0f} entries/s, {stats.entries:,} entries) "
               f"| ratio to the bare loader {ours_mbs / base_mbs:.2f}x")  # fmt: skip
-        if not worker:
+        if label != "with parse worker":
             opened.close()
+    kept = sum(p.stat().st_size for p in opened.paths.kept.rglob("*.kept"))
+    print(f"kept copies: {kept / 1e6:.1f} MB for {size / 1e6:.1f} MB of transcripts "
+          f"= {kept / size:.3f} bytes stored per corpus byte")  # fmt: skip
 
     started = time.perf_counter()
     again = opened.ingestor().ingest(roots)

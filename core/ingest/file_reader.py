@@ -171,7 +171,7 @@ class FileReader:
         self.item = item
         self.start = start
         self.max_line = max_line
-        self.mask = mask
+        self.mask = self._plain_mask = mask
         self.seal = seal
         self.batch_lines = batch_lines
         self._sealed_ids: dict[str, str] = {}
@@ -193,12 +193,14 @@ class FileReader:
         # Only a main Claude Code file is split per sessionId: sub-agent lines carry their
         # parent's id (or ``<parent>#agent-...`` in workflows) and belong to the parent.
         self.split_sessions = item.source is Source.CLAUDE_CODE and not self.force_sidechain
-        # ``keep``: each Claude Code line also goes, masked, into the file's kept copy.
-        self.keeper = (
-            LineKeeper(start.last_line + 1, start.offset, mask)
-            if keep and item.source is Source.CLAUDE_CODE
-            else None
-        )
+        # ``keep``: each Claude Code line also goes, masked, into the file's kept copy. Its
+        # strings are mostly the entries' texts, masked already: a line's masking is shared.
+        self.keeper: LineKeeper | None = None
+        self._masked: dict[str, str] = {}
+        if keep and item.source is Source.CLAUDE_CODE:
+            if mask is not None:
+                self.mask = mask = self._mask_once
+            self.keeper = LineKeeper(start.last_line + 1, start.offset, mask)
 
     def parts(self) -> Iterator[FilePart]:
         """Read to the end of the file's complete lines, a part per ``batch_lines`` lines."""
@@ -229,6 +231,8 @@ class FileReader:
                         self.add(line_no, parser(value))
                     if keeper:
                         keeper.add(raw, values)
+                        if len(self._masked) > 4096:
+                            self._masked.clear()
                 elif keeper:
                     keeper.blank()
             self.lines += 1
@@ -236,6 +240,15 @@ class FileReader:
             if self.lines >= self.batch_lines:
                 yield self._part(final=False)
         yield self._part(final=True, torn=reader.torn)
+
+    def _mask_once(self, text: str) -> str:
+        """``mask``, remembering recent results: the keeper masks what the rows did, and lines
+        repeat their folder, branch and version. Emptied as it grows, and at each part."""
+        masked = self._masked.get(text)
+        if masked is None:
+            assert self._plain_mask is not None
+            masked = self._masked[text] = self._plain_mask(text)
+        return masked
 
     def _session_from_path(self) -> str | None:
         """A sub-agent's parent session: the folder above ``subagents/`` (workflows included)."""
@@ -335,4 +348,5 @@ class FileReader:
             part.meta, part.others = self.meta, self.others
         self.pending, self.skipped, self.leaf_titles = [], [], []
         self.lines = 0
+        self._masked.clear()
         return part
