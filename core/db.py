@@ -77,7 +77,9 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
     db = sqlite_utils.Database(conn)
     if migrations.pending(db):
         if read_only:  # what it would take to migrate cannot be written: say why
-            raise sqlite3.OperationalError("attempt to write a readonly database")
+            raise sqlite3.OperationalError(
+                "attempt to write a readonly database (the index needs upgrading first)"
+            )
         # Two processes opening a new home at once must not both create the schema: the
         # write lock taken up front makes the second wait, then find nothing pending.
         with write_transaction(db):

@@ -113,8 +113,8 @@ class FollowingReader:
         fresh = None if why == CUT else connect_reader(self.index.path)
         if fresh is None:
             raise ClawbackError(
-                f"The index {self.index.path} was {why} and no new one is there yet: run"
-                " `clawback reindex` (or keep `clawback watch` running) to rebuild it."
+                f"The index {self.index.path} was {why} and no complete one is there yet:"
+                " run `clawback reindex` (or keep `clawback watch` running) to rebuild it."
             )
         fresh.execute("PRAGMA query_only = ON")
         with contextlib.suppress(sqlite3.Error):

@@ -124,8 +124,10 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
             f"the disk holding {name} is full: free some space and run the command again"
             " (what was written before is kept; the next run goes on from there)."
         )
-    if code == _READONLY or (
-        folder is not None and code in (_CANTOPEN, _IOERR) and is_read_only(folder)
+    if (
+        code == _READONLY
+        or "readonly database" in text
+        or (folder is not None and code in (_CANTOPEN, _IOERR) and is_read_only(folder))
     ):
         return (
             f"{folder or name} is read-only: clawback can search and show what is indexed, but"
