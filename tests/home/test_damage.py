@@ -14,6 +14,7 @@ import pytest
 from clawback.core.faults import explain
 
 from tests.cli_runner import CLAWBACK, run_cli
+from tests.fake_claude.fixtures import FAKE_CLAUDE
 from tests.helpers import cc_assistant, cc_user, corrupt_pages, write_lines
 
 SID = "abcdef01-2222-4333-8444-555555555555"
@@ -176,6 +177,24 @@ def test_a_full_disk_says_so(tmp_path: Path) -> None:
     said = one_line((tmp_path / "ingest.err").read_text())
     assert "is full" in said, said
     assert (tmp_path / "ingest.rc").read_text().strip() == "1"
+
+
+def test_a_chat_turn_on_a_full_disk_says_so(tmp_path: Path) -> None:
+    """It said "disk I/O error"."""
+    small = tmp_path / "small"
+    small.mkdir()
+    run = _in_private_mounts(
+        f"mount -t tmpfs -o size=600k tmpfs {small}\n"
+        f"export CLAWBACK_HOME={small}/home CLAWBACK_CLAUDE={FAKE_CLAUDE}\n"
+        f"{CLAWBACK} chat 'hello there' > /dev/null\n"
+        f"dd if=/dev/zero of={small}/fill bs=1k count=2000 2> /dev/null || true\n"
+        f"{CLAWBACK} chat 'hello again, with more words' 2> {tmp_path}/chat.err"
+        f" || echo $? > {tmp_path}/chat.rc\n"
+    )
+    assert run.returncode == 0, run.stderr
+    said = one_line((tmp_path / "chat.err").read_text())
+    assert "the disk holding" in said and "is full: free some space" in said, said
+    assert (tmp_path / "chat.rc").read_text().strip() == "1"
 
 
 @pytest.mark.parametrize(
