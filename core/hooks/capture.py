@@ -22,9 +22,9 @@ from pathlib import Path
 
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.db import connect_reader
-from clawback.core.hooks.locks import flush_running
+from clawback.core.hooks.locks import flush_pending, flush_running
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.paths import HOME_ENV, Paths
+from clawback.core.paths import HOME_ENV, Paths, ensure_private_dir
 
 
 def spawn(paths: Paths, *args: str) -> None:
@@ -79,5 +79,8 @@ def answer_pre_compact(ctx: HookContext) -> Answer:
         return Answer(outcome="skipped", detail="no transcript to flush")
     if flush_running(ctx.paths, event.session_id):
         return Answer(outcome="skipped", detail="a flush of this session is already running")
+    pending = flush_pending(ctx.paths, event.session_id)
+    ensure_private_dir(pending.parent)
+    pending.touch()
     spawn(ctx.paths, "hook", "flush-session", event.session_id, event.transcript_path, event.cwd)
     return Answer(outcome="detached", detail=f"ingest and memory flush apart ({event.trigger})")

@@ -27,7 +27,7 @@ from clawback.core.config import EmbeddingsConfig, atomic_write_bytes
 from clawback.core.db import Queryable
 from clawback.core.home import Home
 from clawback.core.hooks.capture import spawn
-from clawback.core.hooks.locks import flush_lock, flush_state, held, lock_free
+from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state, held, lock_free
 from clawback.core.hooks.log import HookRun, record
 from clawback.core.hooks.run import Answer
 from clawback.core.paths import Paths
@@ -75,6 +75,13 @@ def _flushed_at(paths: Paths, session_id: str) -> int | None:
 
 def flush_session(paths: Paths, session_id: str, transcript: Path, cwd: str) -> Answer:
     """The job apart behind ``pre-compact``: ingest, then flush once per compaction cycle."""
+    try:
+        return _flush_held(paths, session_id, transcript, cwd)
+    finally:
+        flush_pending(paths, session_id).unlink(missing_ok=True)
+
+
+def _flush_held(paths: Paths, session_id: str, transcript: Path, cwd: str) -> Answer:
     with held(flush_lock(paths, session_id)) as mine:
         if not mine:
             return Answer(outcome="skipped", detail="a flush of this session is already running")

@@ -183,3 +183,33 @@ def test_new_text_is_queued_for_the_embedder_when_the_person_embeds(
     assert started == [("embed", "--limit", "500", "--json")]
     ingest_job(paths, path)  # nothing new: nothing to embed
     assert len(started) == 1
+
+
+def test_the_brief_after_a_compaction_waits_for_the_flush_it_follows(
+    hook_home: Path, projects: Path
+) -> None:
+    """Claude Code fires SessionStart (compact) right after PreCompact: the brief waits for the
+    flush started apart (even before its process took the lock) and puts its notes first."""
+    env = {"CLAWBACK_CLAUDE": str(FAKE_CLAUDE), "FAKE_CLAUDE_REPLY": NOTE}
+    done = run_cli(
+        "hook",
+        "pre-compact",
+        home=hook_home,
+        input=json.dumps(with_transcript("PreCompact", projects)),
+        env=env,
+    )
+    assert done.returncode == 0
+    started = run_cli(
+        "hook",
+        "session-start",
+        home=hook_home,
+        input=json.dumps(event("SessionStart", "compact")),
+        env=env,
+    )
+    brief = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    first = brief.split("## ")[1]
+    assert first.startswith("Notes saved from this session") and NOTE in first
+    wait_until(
+        lambda: not (Paths.resolve(hook_home).hooks / "flush" / f"{CURRENT}.pending").exists(),
+        "the job's end",
+    )
