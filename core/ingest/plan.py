@@ -14,7 +14,12 @@ from contextlib import AbstractContextManager, nullcontext
 import sqlite_utils
 from clawback.core.ingest.batch import FileState
 from clawback.core.ingest.file_reader import Start, WorkItem, window_hash
-from clawback.core.ingest.parse_ahead import MAX_FILE_BYTES, ParseAhead, ReadOptions, worth_it
+from clawback.core.ingest.parse_ahead import (
+    ParseAhead,
+    ReadOptions,
+    worth_handing_over,
+    worth_it,
+)
 from clawback.core.records import Source
 
 
@@ -51,7 +56,9 @@ def read_ahead(
     db: sqlite_utils.Database, work: list[WorkItem], options: ReadOptions, *, reimport: bool
 ) -> AbstractContextManager[ParseAhead | None]:
     """A worker reading the files ahead of their turn, when there is enough to read."""
-    files = [item for item in work if item.source is not Source.MEMORY]
+    files = [
+        item for item in work if item.source is not Source.MEMORY and worth_handing_over(item.size)
+    ]
     if not worth_it([i.size for i in files]):
         return nullcontext()  # sizes are an upper bound of what is left to read
     # The rows of these files only: the scan read every row once already.
@@ -75,7 +82,7 @@ def read_ahead(
             start = planned_start(item, state, reimport=reimport, keep=options.keep)
         except OSError:  # gone or unreadable already: its own turn reports it
             continue
-        if item.size - start.offset <= MAX_FILE_BYTES:
+        if worth_handing_over(item.size - start.offset):
             plan.append((item, start))
     if not worth_it([item.size - start.offset for item, start in plan]):
         return nullcontext()

@@ -60,6 +60,7 @@ def use_worker(monkeypatch: pytest.MonkeyPatch, kind: Any) -> None:
     from clawback.core.ingest import plan
 
     monkeypatch.setattr(parse_ahead, "MIN_BYTES", 0)
+    monkeypatch.setattr(parse_ahead, "MIN_FILE_BYTES", 0)
     monkeypatch.setattr(parse_ahead.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(plan, "ParseAhead", kind)
 
