@@ -277,6 +277,10 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         out.print(f"  [magenta]{source:12}[/] {parts}")
     if report.stuck_ingesting:
         out.print(f"[yellow]Files left mid-ingest:[/] {len(report.stuck_ingesting)}")
+    if report.set_aside:
+        out.print("[yellow]Set aside as damaged[/] (delete once nothing in them is needed)")
+        for name in report.set_aside:
+            out.print(f"  {escape(name)}")
     if report.skipped_files:
         out.print(f"[bold]Files not read[/] {len(report.skipped_files)}")
         for item in report.skipped_files:

@@ -27,6 +27,7 @@ __all__ = [
     "is_index_fault",
     "is_read_only",
     "set_aside",
+    "set_aside_files",
 ]
 
 _CORRUPT, _NOTADB = 11, 26
@@ -168,3 +169,14 @@ def set_aside(path: Path) -> Path:
     if path.exists():
         os.replace(path, target)
     return target
+
+
+def set_aside_files(folder: Path) -> list[Path]:
+    """The damaged files :func:`set_aside` left in ``folder`` (not their log and index files),
+    oldest first: ``health`` names them until a person deletes them."""
+    found = [
+        path
+        for path in folder.glob("*.damaged-*")
+        if not path.name.endswith(_SIDE_FILES) and path.is_file()
+    ]
+    return sorted(found, key=lambda path: path.name.rsplit(".damaged-", 1)[1])

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
+from clawback.core.faults import set_aside_files
 from clawback.core.ingest.problems import skipped_files
 from clawback.core.paths import Paths
 
@@ -33,6 +34,7 @@ class Health:
     conversations: dict[str, int] = field(default_factory=dict)
     claude_path: str | None = None
     claude_version: str | None = None
+    set_aside: list[str] = field(default_factory=list)  # damaged files renamed, not deleted
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,6 +95,7 @@ def health(db: sqlite_utils.Database, paths: Paths, claude_command: str = "claud
         db.execute("SELECT status, count(*) FROM conversations GROUP BY status").fetchall()
     )
     report.claude_path, report.claude_version = claude_version(claude_command)
+    report.set_aside = [str(path) for path in set_aside_files(paths.home)]
     return report
 
 

@@ -89,6 +89,8 @@ def test_a_damaged_index_is_one_line_then_reindex_rebuilds_it_keeping_labels_and
     facts = run_cli("facts", home=home)
     assert "keep the quokkas in postgres" in facts.stdout
     assert run_cli("reindex", home=home).stderr.count("damaged") == 0  # sound now
+    told = run_cli("health", home=home)
+    assert "Set aside as damaged" in told.stdout and "clawback.db.damaged-" in told.stdout
 
 
 def test_reindex_says_what_it_could_not_read(home: Path) -> None:
