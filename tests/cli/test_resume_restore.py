@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -173,3 +175,42 @@ def test_restore_to_another_folder(world: dict[str, Path], tmp_path: Path) -> No
     [written] = (tmp_path / "out").rglob("*.jsonl")
     assert written.name == f"{SID}.jsonl"
     assert written.parent.name == world["transcript"].parent.name
+
+
+def test_on_a_terminal_resume_offers_the_current_folder(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    shutil.rmtree(world["project"])
+    here = tmp_path / "here"
+    here.mkdir()
+    leader, follower = pty.openpty()
+    env = {
+        **os.environ,
+        "CLAWBACK_HOME": str(world["home"]),
+        "HOME": str(world["user"]),
+        "CLAWBACK_CLAUDE": str(FAKE_CLAUDE),
+        "FAKE_CLAUDE_LOG": str(world["log"]),
+    }
+    proc = subprocess.Popen(
+        [CLAWBACK, "resume", SID[:8]],
+        env=env,
+        cwd=here,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([leader], [], [], 30)
+            assert ready, f"no question asked: {seen!r}"
+            seen += os.read(leader, 4096)
+        assert b"which no longer exists" in seen and str(here).encode() in seen
+        os.write(leader, b"y\n")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        os.close(leader)
+    [call] = calls(world)
+    assert call["argv"] == ["--resume", SID] and call["cwd"] == str(here)
