@@ -9,8 +9,10 @@ sends back their parts, plain values that are cheap to pass.
 The two processes share the reading without a schedule: this one tells the worker which file
 it is on (8 bytes on the worker's stdin); the worker skips files at or behind it and stays at
 most ``AHEAD_BYTES`` ahead of it. When a file's turn comes, the ingestor takes the worker's
-parts if they have arrived and reads the file itself if not (the worker is starting up, or
-behind). So the worker is never waited for.
+parts if they have arrived, waits for them if the worker has said it is reading that very file
+(reading it here too would only do the work twice, on two busy cores), and reads the file
+itself otherwise (the worker is starting up, or behind). So the worker is waited for only
+while it reads the file the writer needs.
 
 The worker never touches the index. The writing process keeps the lock, every transaction and
 every decision: it uses a worker's parts only when the file's start (offset, line, session) is
@@ -37,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +53,7 @@ MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a part at a tim
 # savepoint), not its lines, and handing it over (a pickle, a message, a second open to check
 # its bytes) cost more than reading it (50,000 one-line files: 2.2x slower with the worker).
 MIN_FILE_BYTES = 64 * 1024
+WAIT_SECONDS = 60.0  # at most this long for a file the worker reads (then read it here)
 AHEAD_BYTES = 16 * 1024 * 1024  # how far ahead of the writer the worker may read
 
 Plan = list[tuple[WorkItem, Start]]  # each file with the start it is expected to have
@@ -97,6 +101,9 @@ class ParseAhead:
         # the writing thread, so the receiver never holds the interpreter while it writes.
         self._ready: dict[int, bytes] = {}
         self._passed = 0  # files before this one in the plan were taken or passed by
+        self._reading = -1  # the file the worker said it is reading now
+        self._done = False  # the worker sends nothing more
+        self._arrived = threading.Condition()
         # The plan goes in a private file, not down the pipe, so starting never waits for
         # the worker to be up and reading.
         with tempfile.NamedTemporaryFile(prefix="clawback-plan-", delete=False) as handle:
@@ -139,12 +146,21 @@ class ParseAhead:
         if at is None or self._worker is None:
             return None
         self._tell(at)
-        frame = self._ready.pop(at, None)
-        # Files are taken in plan order: drop what the worker sent for those passed by, each
-        # once (scanning every ready file at each take made many files quadratic).
-        for passed in range(self._passed, at):
-            self._ready.pop(passed, None)
-        self._passed = max(self._passed, at + 1)
+        with self._arrived:
+            deadline = time.monotonic() + WAIT_SECONDS
+            while (
+                at not in self._ready
+                and self._reading == at
+                and not self._done
+                and time.monotonic() < deadline
+            ):
+                self._arrived.wait(0.5)
+            frame = self._ready.pop(at, None)
+            # Files are taken in plan order: drop what the worker sent for those passed by,
+            # each once (scanning every ready file at each take made many files quadratic).
+            for passed in range(self._passed, at):
+                self._ready.pop(passed, None)
+            self._passed = max(self._passed, at + 1)
         if frame is None or self._plan[at][1] != start:
             return None
         parts: list[FilePart] | None = pickle.loads(frame)
@@ -162,13 +178,24 @@ class ParseAhead:
         """The receiving thread: every result the worker sends, until it stops."""
         # Whatever goes wrong here (a worker killed mid-message, say) only means the files it
         # would have sent are read by the writer itself; nothing may print from this thread.
-        with contextlib.suppress(Exception):
-            while len(header := results.read(_HEADER.size)) == _HEADER.size:
-                at, size = _HEADER.unpack(header)
-                frame = results.read(size)
-                if len(frame) < size:
-                    return
-                self._ready[at] = frame
+        try:
+            with contextlib.suppress(Exception):
+                while len(header := results.read(_HEADER.size)) == _HEADER.size:
+                    at, size = _HEADER.unpack(header)
+                    if size == 0:  # the worker starts reading file ``at``
+                        with self._arrived:
+                            self._reading = at
+                        continue
+                    frame = results.read(size)
+                    if len(frame) < size:
+                        return
+                    with self._arrived:
+                        self._ready[at] = frame
+                        self._arrived.notify_all()
+        finally:
+            with self._arrived:  # nothing more comes: nobody waits for it
+                self._done = True
+                self._arrived.notify_all()
 
     def __enter__(self) -> ParseAhead:
         return self
@@ -233,6 +260,10 @@ def _serve(plan_file: str) -> None:
                 return
         if at <= writer:
             continue  # the writer got here first and reads it itself
+        try:
+            os.write(1, _HEADER.pack(at, 0))  # "reading it": the writer may wait for it
+        except BrokenPipeError:
+            return
         reader = FileReader(
             item,
             start,

@@ -438,3 +438,19 @@ def test_the_worker_never_imports_from_the_current_folder(
     assert ingest(tmp_path / "ahead", roots, worker=True) == alone
     assert worker_always.served > 0
     assert not marker.exists()
+
+
+def test_the_writer_waits_for_a_file_the_worker_is_reading(tmp_path: Path) -> None:
+    """Reading it here as well would do the same work twice on two busy cores."""
+    sid = "0d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a"
+    big = tmp_path / "cc" / "p" / f"{sid}.jsonl"
+    write_lines(big, [cc_user(sid, f"u{i}", f"message {i} " * 40) for i in range(15_000)])
+    write_lines(tmp_path / "cc" / "p" / "other.jsonl", [cc_user("other", "u1", "hi")])
+    work = work_items(tmp_path / "cc")
+    assert work[0].path == big
+    with ParseAhead([(item, Start(0, 0, None)) for item in work], options()) as ahead:
+        wait_until(lambda: ahead._reading == 0, "the worker to start on the big file")
+        if 0 in ahead._ready:
+            pytest.skip("the worker finished the big file before the writer asked")
+        parts = ahead.take(work[0], Start(0, 0, None))
+    assert parts is not None and parts[-1].end_line == 15_000
