@@ -41,14 +41,16 @@ def follow_text(db: Any, store_path: Path, *, tools_and_thinking: bool = False) 
             stored = dict(conn.execute("SELECT chunk, hash FROM vectors").fetchall())
         except sqlite3.Error:
             return 0  # a store without its tables yet holds nothing to move
-        spare: dict[int, int] = {}  # hash -> a chunk whose vector is free to move
+        # hash -> chunks whose vectors are free to move (the same text can be in many chunks:
+        # a prompt repeated across sessions, a file copied under another name)
+        spare: dict[int, list[int]] = {}
         for chunk, digest in stored.items():
             if current.get(chunk) != digest:
-                spare.setdefault(digest, chunk)
+                spare.setdefault(digest, []).append(chunk)
         moves = []
         for chunk, digest in current.items():
-            if stored.get(chunk) != digest and digest in spare:
-                moves.append((spare.pop(digest), chunk))
+            if stored.get(chunk) != digest and spare.get(digest):
+                moves.append((spare[digest].pop(), chunk))
         if not moves:
             return 0
         conn.execute("CREATE TEMP TABLE moved (old INTEGER, new INTEGER, hash INTEGER, vec BLOB)")

@@ -116,7 +116,8 @@ def test_a_reindex_keeps_semantic_search_and_its_coverage(home: Path) -> None:
     """A reindex gives every entry a new id; the vectors follow their text, so semantic search
     still finds it and ``embed`` has nothing to redo."""
     src = home.parent / "src"
-    write_lines(src / "proj" / "s2.jsonl", [cc_user("s2", "u1", "a second file read later")])
+    write_lines(src / "proj" / "s2.jsonl", [cc_user("s2", "u1", "a second file read later"),
+                                            cc_user("s2", "u2", "tangerine protocol launch checklist")])  # fmt: skip
     assert invoke(home, "ingest", str(src)).exit_code == 0
     assert invoke(home, "embed").exit_code == 0
     for rebuild in (("reindex",), ("ingest", str(src), "--reimport")):
@@ -124,7 +125,7 @@ def test_a_reindex_keeps_semantic_search_and_its_coverage(home: Path) -> None:
         semantic = hits(invoke(home, "search", "checklist launch", "--mode", "semantic", "--json"))
         assert semantic and {h["found_by"] for h in semantic} == {"semantic"}
         coverage = json.loads(invoke(home, "health", "--json").stdout)["embeddings"]
-        assert (coverage["vectors"], coverage["total"]) == (3, 3)
+        assert (coverage["vectors"], coverage["total"]) == (4, 4)  # the repeated text too
     again = json.loads(invoke(home, "embed", "--json").stdout)
     assert (again["embedded"], again["removed"]) == (0, 0)
 
