@@ -83,12 +83,35 @@ def bare_search(db_path: Path, match: str) -> float:
     return elapsed
 
 
+def small_files(corpus: Path, folder: Path, count: int) -> None:
+    """A first ingest of ``count`` one-line files, each its own session, with the parse worker
+    allowed (the default) and not: the worker must cost nothing where it cannot help."""
+    line = next(raw for raw in next(corpus.rglob("*.jsonl")).open() if '"type": "user"' in raw)
+    session = json.loads(line)["sessionId"]
+    for i in range(count):
+        path = folder / f"-p{i % 100}" / f"s{i}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(line.replace(session, f"{i:08d}-0000-4000-8000-000000000000"))
+    for worker in (True, False):
+        os.sync()
+        home = Home.open(folder.with_name(f"small-home-{worker}"))
+        home.config.archive.parse_worker = worker
+        started = time.perf_counter()
+        home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, folder, "small")])
+        print(f"first ingest of {count} one-line sessions, parse_worker={worker}: "
+              f"{time.perf_counter() - started:.1f}s")  # fmt: skip
+        home.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mb", type=float, default=50, help="approximate corpus size")
     parser.add_argument("--messages", type=int, default=200, help="messages per session")
     parser.add_argument("--rescan-files", type=int, default=10_000)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--small-files", type=int, default=0, help="also time N one-line sessions, worker on/off"
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="clawback-bench-"))
@@ -166,6 +189,9 @@ def main() -> None:
     rescan_time = time.perf_counter() - started
     print(f"re-scan {rescan.unchanged} unchanged files: {rescan_time:.3f}s "
           f"(bare os.walk+stat: {walk:.3f}s)")  # fmt: skip
+
+    if args.small_files:
+        small_files(root, work / "small", args.small_files)
 
     rng = random.Random(5)
     rare = [p.phrase for p in rng.sample(planted, min(40, len(planted))) if p.place != "cjk"]
