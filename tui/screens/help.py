@@ -45,6 +45,9 @@ def binding_rows(app: ClawbackApp, bindings: list[BindingType]) -> list[tuple[st
         if not isinstance(binding, Binding) or not binding.description:
             continue
         keys, _ = rows.setdefault(binding.action, ([], binding.tooltip or binding.description))
+        if binding.key_display:  # one label for several keys, as the footer shows it ("j/k")
+            keys.append(binding.key_display)
+            continue
         keys += [app.get_key_display(Binding(k, binding.action)) for k in binding.key.split(",")]
     # ", " between keys: " / " read "^f / / / f4" when one of the keys is the slash
     return [(", ".join(keys), description) for keys, description in rows.values()]
