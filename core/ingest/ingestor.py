@@ -124,9 +124,10 @@ class Ingestor:
         self.seen = found.seen
         return found.work
 
-    def mark_missing(self) -> int:
-        """Flag files the last (full) scan did not find and that no longer exist."""
-        return mark_missing(self.db, self.lock, self.seen)
+    def mark_missing(self, *, full: bool = False) -> int:
+        """Flag files the last scan did not find and that no longer exist; ``full``: that
+        scan walked every configured source."""
+        return mark_missing(self.db, self.lock, self.seen, full=full)
 
     def ingest(
         self,
@@ -157,7 +158,7 @@ class Ingestor:
                             item, reimport=reimport, stats=stats, advance=advance, ahead=ahead
                         )
         if full_scan:
-            stats.missing = self.mark_missing()
+            stats.missing = self.mark_missing(full=True)
         with write_transaction(self.db) as conn:
             resolve_leaf_titles(conn)
             refresh_ready(conn, self.config.archive.conversation_gap_minutes)

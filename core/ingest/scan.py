@@ -23,6 +23,7 @@ from clawback.core.ingest.sources import SourceRoot, stored_key
 from clawback.core.ingest.stats import IngestStats
 from clawback.core.locking import WriterLock
 from clawback.core.records import Source
+from clawback.core.text.masking import MASK
 
 DetectFile = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
 
@@ -98,11 +99,14 @@ def scan(
     return found
 
 
-def mark_missing(db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[str, str]]) -> int:
+def mark_missing(
+    db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[str, str]], *, full: bool
+) -> int:
     """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
 
-    ``seen`` is what a full scan found. The entries stay: a deleted transcript's session
-    remains browsable and searchable.
+    ``seen`` is what the scan found; ``full`` says it walked every configured source. A path
+    stored masked cannot be looked up on disk, so only a full scan that did not find it calls
+    it gone. The entries stay: a deleted transcript's session remains browsable and searchable.
     """
     rows = list(
         db.query("SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0")
@@ -110,7 +114,9 @@ def mark_missing(db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[st
     gone = [
         row
         for row in rows
-        if (row["source"], row["file_key"]) not in seen and not os.path.exists(row["path"])
+        if (row["source"], row["file_key"]) not in seen
+        and not os.path.exists(row["path"])
+        and (full or MASK not in row["path"])
     ]
     if not gone:
         return 0

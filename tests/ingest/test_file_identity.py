@@ -93,3 +93,21 @@ def test_an_index_from_before_keeps_its_rows_for_the_files(home: Home, cc_root: 
     assert home.ingest_all().files == 0
     assert {row[0]: row[1] for row in home.db.execute("SELECT file_key, id FROM files")} == ids
     assert entry_rows(home) == rows
+
+
+def test_a_watched_deletion_elsewhere_leaves_masked_files_present(
+    home: Home, cc_root: Path
+) -> None:
+    """A masked path cannot be looked up on disk, so only a full scan may call it gone."""
+    plant_agents(cc_root / TEMP)
+    other = cc_root / "proj" / f"{PARENT}.jsonl"
+    write_lines(other, [cc_user(PARENT, "u0", "the parent")])
+    home.ingest_all()
+    other.unlink()
+    stats = home.ingest_changed({other}, deleted=True)  # what the watcher does
+    assert stats.missing == 1
+    missing = dict(home.db.execute("SELECT file_key, missing FROM files"))
+    assert missing[f"proj/{PARENT}.jsonl"] == 1
+    assert sum(missing.values()) == 1
+    (cc_root / TEMP / "agent-1234abcd.jsonl").unlink()
+    assert home.ingest_all().missing == 1  # a full scan sees it gone
