@@ -73,6 +73,7 @@ NOT_FOR_INGEST = (
     "clawback.core.ingest.health",
     "clawback.tui",
     "textual",
+    "numpy",  # sqlite-utils would import it, for an API clawback never uses (see clawback.core)
 )
 
 INGEST_THEN_LIST_MODULES = """\
