@@ -98,7 +98,8 @@ def search_command(
         title = " ".join((hit.session_title or hit.file).split())[:70]
         click.echo(
             f"{style(f'{hit.score:.2f}', fg='cyan', bold=True)} {style(hit.source, fg='magenta')}"
-            f" {when} {style(title, bold=True)}"
+            + (f" {style(hit.project, fg='green')}" if hit.project else "")
+            + f" {when} {style(title, bold=True)}"
             f" {style(f'{hit.file}:{hit.line} {hit.role}/{hit.kind}', dim=True)}"
             + (style(f" [{hit.found_by}]", fg="yellow") if results.mode != "keyword" else "")
         )

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
+from clawback.core.archive.sessions import project_name
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.candidates import FEW, Candidate, keyword_candidates, ranked
@@ -62,6 +63,7 @@ class SearchHit:
     line: int
     sidechain: bool
     found_by: str = "keyword"  # keyword | semantic | both
+    project: str | None = None  # the session's working folder's name, what --project matches
 
     def to_json(self, mark: tuple[str, str] = ("<mark>", "</mark>")) -> dict[str, Any]:
         data = asdict(self)
@@ -97,7 +99,7 @@ SELECT e.id, e.session_id, coalesce(s.label, s.title, s.first_prompt), s.key, f.
        e.kind, e.ts,
        CASE WHEN length(e.text) <= {SNIPPET_MAX_CHARS}
             THEN snippet(entries_fts, 0, char(2), char(3), '…', {SNIPPET_TOKENS}) ELSE '' END,
-       f.file_key, f.path, e.line, e.sidechain, e.text
+       f.file_key, f.path, e.line, e.sidechain, e.text, s.cwd
 FROM entries_fts
 JOIN entries e ON e.id = entries_fts.rowid
 JOIN files f ON f.id = e.file_id
@@ -107,7 +109,7 @@ WHERE entries_fts MATCH :q AND entries_fts.rowid = :id
 
 _PLAIN_DETAILS = """
 SELECT e.id, e.session_id, coalesce(s.label, s.title, s.first_prompt), s.key, f.source, e.role,
-       e.kind, e.ts, '', f.file_key, f.path, e.line, e.sidechain, e.text
+       e.kind, e.ts, '', f.file_key, f.path, e.line, e.sidechain, e.text, s.cwd
 FROM entries e
 JOIN files f ON f.id = e.file_id
 LEFT JOIN sessions s ON s.id = e.session_id
@@ -290,7 +292,7 @@ def _vector_thread() -> ThreadPoolExecutor:
 
 def _hit(row: tuple[Any, ...], score: float, highlight: list[str]) -> SearchHit:
     (entry_id, session_id, title, key, source, role, kind, ts, snip, file_key, path, line,
-     sidechain, text) = row  # fmt: skip
+     sidechain, text, cwd) = row  # fmt: skip
     if MARK_START not in snip:
         # CJK matches hit the bigram column, so snippet() of the text column marks nothing;
         # a huge text gets no snippet() at all (SNIPPET_MAX_CHARS).
@@ -310,6 +312,7 @@ def _hit(row: tuple[Any, ...], score: float, highlight: list[str]) -> SearchHit:
         path=path,
         line=line,
         sidechain=bool(sidechain),
+        project=project_name(cwd) if cwd else None,
     )
 
 

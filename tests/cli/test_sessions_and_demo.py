@@ -72,6 +72,23 @@ def test_sessions_show_the_project_name_that_project_matches(tmp_path: Path) -> 
     assert {row["project"] for row in rows} == {"proj", "garden-planner"}
 
 
+def test_search_hits_name_the_project_that_project_matches(tmp_path: Path) -> None:
+    """Issue 22: hits showed the file key (``x/elsewhere.jsonl``), never the project name."""
+    home = _archive(tmp_path)
+    other = cc_user("elsewhere", "u1", "the greenhouse compost order")
+    other["cwd"] = "/home/u/garden-planner"
+    write_lines(tmp_path / "src2" / "x" / "elsewhere.jsonl", [other])
+    assert (
+        run("ingest", str(tmp_path / "src2"), "--source", "claude-code", home=home).returncode == 0
+    )
+    hits = json.loads(run("search", "compost", "--json", home=home).stdout)
+    assert [hit["project"] for hit in hits] == ["garden-planner"]
+    shown = run("search", "compost", home=home).stdout.splitlines()[0]
+    assert shown.split()[1:3] == ["claude-code", "garden-planner"]
+    narrowed = run("search", "compost", "--project", "garden-planner", "--json", home=home)
+    assert len(json.loads(narrowed.stdout)) == 1
+
+
 def test_ingest_with_nothing_found_says_where_it_looked(tmp_path: Path) -> None:
     claude = tmp_path / "nowhere" / "projects"
     home = tmp_path / "home"
