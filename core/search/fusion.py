@@ -72,19 +72,7 @@ def fuse_weighted(
     for key, factor in (scale or {}).items():
         if key in kw:
             kw[key] *= factor
-    raw_kw, raw_vec = dict(keyword), dict(vector)
-    order = {key: i for i, key in enumerate(_union(keyword, vector))}
-    fused = [
-        Fused(
-            id=key,
-            score=(1 - vector_weight) * kw.get(key, 0.0) + vector_weight * vec.get(key, 0.0),
-            keyword=raw_kw.get(key),
-            vector=raw_vec.get(key),
-        )
-        for key in order
-    ]
-    fused.sort(key=lambda f: (-f.score, order[f.id]))
-    return fused
+    return _blend(keyword, vector, kw, vec, vector_weight)
 
 
 def fuse(
@@ -103,19 +91,7 @@ def fuse(
         return fuse_rrf(keyword, vector)
     weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
     vec = min_max(vector) if NORMALISE_VECTOR else dict(vector)
-    raw_kw, raw_vec = dict(keyword), dict(vector)
-    order = {key: i for i, key in enumerate(_union(keyword, vector))}
-    fused = [
-        Fused(
-            id=key,
-            score=(1 - weight) * held.get(key, 0.0) + weight * vec.get(key, 0.0),
-            keyword=raw_kw.get(key),
-            vector=raw_vec.get(key),
-        )
-        for key in order
-    ]
-    fused.sort(key=lambda f: (-f.score, order[f.id]))
-    return fused
+    return _blend(keyword, vector, held, vec, weight)
 
 
 def fuse_rrf(
@@ -166,6 +142,30 @@ def recency_factor(age_days: float | None, *, weight: float = RECENCY_WEIGHT) ->
     if age_days is None or weight <= 0:
         return 1.0
     return 1.0 + weight * 2.0 ** (-max(age_days, 0.0) / RECENCY_HALF_LIFE_DAYS)
+
+
+def _blend(
+    keyword: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    kw: dict[int, float],
+    vec: dict[int, float],
+    weight: float,
+) -> list[Fused]:
+    """``(1 - weight) * kw + weight * vec`` for every id either side found, best first (ties:
+    keyword order, then the vector side's), raw scores kept on each result."""
+    raw_kw, raw_vec = dict(keyword), dict(vector)
+    order = {key: i for i, key in enumerate(_union(keyword, vector))}
+    fused = [
+        Fused(
+            id=key,
+            score=(1 - weight) * kw.get(key, 0.0) + weight * vec.get(key, 0.0),
+            keyword=raw_kw.get(key),
+            vector=raw_vec.get(key),
+        )
+        for key in order
+    ]
+    fused.sort(key=lambda f: (-f.score, order[f.id]))
+    return fused
 
 
 def _union(*lists: Iterable[tuple[int, float]]) -> list[int]:
