@@ -232,7 +232,7 @@ def _vector_search(
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
     from clawback.core.search.fusion import KEEP_PAGE, fuse, keep_exact
-    from clawback.core.search.hybrid import above_floor, admit, boost_recent, by_window
+    from clawback.core.search.hybrid import above_floor, admit, boost_recent, by_window, timestamps
 
     results = SearchResults(query=plan.query, mode=mode)
     if not plan.query.strip() or limit <= 0:
@@ -251,10 +251,12 @@ def _vector_search(
     vector = admit(db, above_floor(neighbours), *filters.where())[:CANDIDATES]
     ranked_keyword = [(item.id, item.score) for item in keyword]
     fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
-    if recency:
-        fused = boost_recent(db, fused)
-    if plan.window is not None:
-        fused = by_window(db, fused, plan.window)
+    if recency or plan.window is not None:
+        stamps = timestamps(db, fused)
+        if recency:
+            fused = boost_recent(fused, stamps)
+        if plan.window is not None:
+            fused = by_window(fused, stamps, plan.window)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
     page = keep_exact(fused, strict, KEEP_PAGE)[offset : offset + limit]
     matches = {item.id: item.match for item in keyword}

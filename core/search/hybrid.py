@@ -60,16 +60,17 @@ def admit(
     return [(chunk, wanted[chunk][1]) for chunk in ids if chunk in valid]
 
 
-def boost_recent(db: Queryable, fused: list[Fused]) -> list[Fused]:
-    """Scores times ``1 + 0.25 * 2^(-age / 90 days)``; undated hits (memory files) unchanged."""
-    if not fused:
-        return fused
+def timestamps(db: Queryable, fused: list[Fused]) -> dict[int, str | None]:
+    """Each fused hit's timestamp, read once for both re-orderings below."""
     ids = [item.id for item in fused]
-    stamps = dict(
-        db.execute(
-            f"SELECT id, ts FROM entries WHERE id IN ({', '.join('?' * len(ids))})", ids
-        ).fetchall()
-    )
+    if not ids:
+        return {}
+    sql = f"SELECT id, ts FROM entries WHERE id IN ({', '.join('?' * len(ids))})"
+    return dict(db.execute(sql, ids).fetchall())
+
+
+def boost_recent(fused: list[Fused], stamps: dict[int, str | None]) -> list[Fused]:
+    """Scores times ``1 + 0.25 * 2^(-age / 90 days)``; undated hits (memory files) unchanged."""
     now = datetime.now(UTC)
     boosted = []
     for item in fused:
@@ -89,15 +90,7 @@ def _age_days(ts: str | None, now: datetime) -> float | None:
         return None
 
 
-def by_window(db: Queryable, fused: list[Fused], window: DateWindow) -> list[Fused]:
+def by_window(fused: list[Fused], stamps: dict[int, str | None], window: DateWindow) -> list[Fused]:
     """The hits from the time the query names first, each part in its own order."""
-    if not fused:
-        return fused
-    ids = [item.id for item in fused]
-    stamps = dict(
-        db.execute(
-            f"SELECT id, ts FROM entries WHERE id IN ({', '.join('?' * len(ids))})", ids
-        ).fetchall()
-    )
     inside = [item for item in fused if window.contains(stamps.get(item.id))]
     return inside + [item for item in fused if not window.contains(stamps.get(item.id))]
