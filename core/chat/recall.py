@@ -3,8 +3,8 @@
 Each chat turn may carry a ``<recalled-context source="memory">`` block: a ``<knowledge>`` part
 (facts, from a ``facts_provider`` the memory lifecycle supplies; none by default) and a
 ``<detail>`` part (fragments of past messages, with their time, role and session). The block is
-built from a query made of the last 2-3 user messages (:func:`recall_terms`; a query under 3
-characters recalls nothing) and searched by the one search every client uses
+built from the last 2-3 user messages, each question in them asked on its own (:func:`asked`;
+a query under 3 characters recalls nothing) and searched by the one search every client uses
 (``search.front``): its words by BM25, what is close in meaning to the messages, above the same
 floor, so a turn about nothing in the archive recalls nothing.
 
@@ -34,6 +34,7 @@ from clawback.core.search.coverage import coverage, text_coverage
 from clawback.core.search.engine import NearestChunks, SearchFilters
 from clawback.core.search.front import find
 from clawback.core.search.hybrid import above_floor
+from clawback.core.search.questions import split_questions
 from clawback.core.text.cjk import has_cjk
 from clawback.core.text.stopwords import STOPWORDS
 from clawback.core.text.wrappers import neutralise_wrappers
@@ -46,6 +47,7 @@ __all__ = [
     "FactsProvider",
     "RecallBlock",
     "RecallHit",
+    "asked",
     "build_recall_block",
     "recall",
     "recall_cap",
@@ -151,6 +153,17 @@ def recall_query(user_messages: Sequence[str]) -> str:
     return " ".join(recall_terms(user_messages))
 
 
+def asked(user_messages: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """What the last user messages ask, newest message first: each question
+    (:func:`~clawback.core.search.questions.split_questions`) with its keywords."""
+    found = []
+    for text in reversed(list(user_messages)[-QUERY_MESSAGES:]):
+        for question in split_questions(strip_recalled(text)):
+            if terms := recall_terms([question]):
+                found.append((question, terms))
+    return found
+
+
 # ------------------------------------------------------------------------------------- search
 
 
@@ -160,36 +173,41 @@ def search_archive(
     *,
     limit: int = CANDIDATES,
     nearest: NearestChunks | None = None,
-) -> tuple[list[RecallHit], set[int], list[Fact]]:
+) -> tuple[list[RecallHit], dict[int, float], list[Fact]]:
     """The hits for a turn, through the one search every client uses (``search.front``).
 
-    Each of the last user messages is asked on its own, newest first (each is one question or
-    one thought; their words pooled would make every answer hold too little of the pool to pass
-    the search's floor), by its keywords and, with ``nearest``, by its meaning. Conversational
-    text and memory only; the best score of a hit wins. Also returns the ids only meaning found
-    and the facts near in meaning. Nothing above the floor: nothing at all. A vector side that
-    cannot answer leaves the keyword hits: recall is a bonus, never a failure.
+    Each question of the last user messages is asked on its own, newest message first (each
+    message is one thought or a few questions, :func:`~clawback.core.search.questions.
+    split_questions`; their words pooled would make every answer hold too little of the pool
+    to pass the search's floor), by its keywords and, with ``nearest``, by its meaning.
+    Conversational text and memory only; the best score of a hit wins. Nothing above the
+    floor: nothing at all. A vector side that cannot answer leaves the keyword hits: recall is a
+    bonus, never a failure.
+
+    Also returns each hit's evidence: the largest share of one question's words it holds
+    (:func:`~clawback.core.search.coverage.coverage`), 1 for a hit meaning found; and the facts
+    near in meaning.
     """
-    scored: dict[int, tuple[float, str]] = {}
+    scored: dict[int, float] = {}
+    held: dict[int, float] = {}
     facts: dict[int | str | None, Fact] = {}
-    for text in reversed(list(user_messages)[-QUERY_MESSAGES:]):
-        terms = recall_terms([text])
-        if not terms:
-            continue
-        meaning = " ".join(strip_recalled(text).split())[-MEANING_CHARS:]
+    for question, terms in asked(user_messages):
+        meaning = " ".join(question.split())[-MEANING_CHARS:]
         found = find(
             db, " ".join(terms), SearchFilters(conversational=True), limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
-        ).results  # fmt: skip
-        for hit in found.hits:
-            if hit.entry_id not in scored or scored[hit.entry_id][0] < hit.score:
-                scored[hit.entry_id] = (hit.score, hit.found_by)
+        ).results.hits  # fmt: skip
+        shares = coverage(db, terms, [hit.entry_id for hit in found])
+        for hit in found:
+            share = 1.0 if hit.found_by == "semantic" else shares.get(hit.entry_id, 0.0)
+            held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
+            scored[hit.entry_id] = max(hit.score, scored.get(hit.entry_id, 0.0))
         if nearest is not None:
-            # The query's vector is cached: asking again costs only the product.
+            # The question's vector is cached: asking again costs only the product.
             with contextlib.suppress(ClawbackError):
                 for fact in _close_facts(db, above_floor(nearest.nearest(meaning, NEAREST))):
                     facts.setdefault(fact.id, fact)
-    ids = sorted(scored, key=lambda entry_id: -scored[entry_id][0])[:limit]
+    ids = sorted(scored, key=lambda entry_id: -scored[entry_id])[:limit]
     rows = db.execute(
         "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
         f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(ids))})",
@@ -199,13 +217,12 @@ def search_archive(
     hits = [
         RecallHit(
             entry_id=entry_id, session_id=row[1], source=row[2], role=row[3], timestamp=row[4],
-            text=row[5], score=scored[entry_id][0], uuid=row[6],
+            text=row[5], score=scored[entry_id], uuid=row[6],
         )
         for entry_id in ids
         if (row := known.get(entry_id)) is not None
     ]  # fmt: skip
-    meant = {entry_id for entry_id in ids if scored[entry_id][1] == "semantic"}
-    return hits, meant, list(facts.values())
+    return hits, held, list(facts.values())
 
 
 def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
@@ -354,18 +371,13 @@ def recall(
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
-    found, meant, close_facts = search_archive(db, user_messages, limit=limit * 2, nearest=nearest)
-    held = (
-        coverage(db, terms, [hit.entry_id for hit in found if hit.entry_id not in meant])
-        if min_coverage > 0
-        else {}
-    )
+    found, held, close_facts = search_archive(db, user_messages, limit=limit * 2, nearest=nearest)
     for hit in found:
         if hit.uuid and hit.uuid in ids:
             continue
         if exclude_session and hit.session_id == exclude_session:
             continue
-        if hit.entry_id not in meant and held.get(hit.entry_id, 1.0) < min_coverage:
+        if held[hit.entry_id] < min_coverage:
             continue
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
@@ -383,9 +395,10 @@ def recall(
     facts: list[Fact] = list(close_facts)
     if facts_provider is not None:
         provided = list(facts_provider(query, limit))
-        shares = (
-            text_coverage(db, terms, [fact.text for fact in provided]) if min_coverage > 0 else []
-        )
+        texts_of = [fact.text for fact in provided]
+        shares = [0.0] * len(provided)
+        for _, words in asked(user_messages) if min_coverage > 0 else ():
+            shares = list(map(max, shares, text_coverage(db, words, texts_of)))
         facts += [
             fact
             for i, fact in enumerate(provided)

@@ -206,3 +206,13 @@ def test_recall_asks_each_recent_message_on_its_own(home, cc_root: Path) -> None
     block = recall(home.db, ["which tomatoes?", "and the pelican logo, its darker blue"], cap=2000)
     texts = " ".join(h.text for h in block.details)
     assert "Black Krim" in texts and "pelican" in texts
+
+
+def test_recall_asks_each_question_of_a_message_on_its_own(home, cc_root: Path) -> None:  # type: ignore[no-untyped-def]
+    """With the hooks' floor, two questions pooled in one prompt hold too little of each other's
+    words; the archive knows the first, so its answer is recalled."""
+    _archive(home, cc_root)
+    prompt = "which tomatoes did we pick, and when do the offsite ferry tickets go on sale?"
+    block = recall(home.db, [prompt], cap=2000, min_coverage=0.25)
+    assert any("Black Krim tomatoes" in h.text for h in block.details)
+    assert all("pelican" not in h.text for h in block.details)

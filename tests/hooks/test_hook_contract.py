@@ -131,15 +131,10 @@ def test_a_natural_language_prompt_recalls_the_older_session(hook_home: Path) ->
     assert len(recalled) <= 800 * 3 + 600
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap, for the one search's owners: since e38fb52 the half of this prompt the "
-    "archive knows holds 0.19 of its rarity-weighted words, under the loose floor (0.25), so "
-    "search.front.find answers nothing and recall injects nothing (it passed on 944343d)",
-)
 def test_a_prompt_asking_two_things_recalls_what_answers_one(hook_home: Path) -> None:
     """The decision holds two of the prompt's words (under a quarter of it by rarity, since the
-    offsite part is new to the archive): enough to answer half of the question."""
+    offsite part is new to the archive), but all of the first question's: each question is
+    asked on its own, so half of the prompt has its answer."""
     prompt = event(
         "UserPromptSubmit",
         prompt="remind me what we decided about the cache layer and when the quarterly offsite is",
