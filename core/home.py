@@ -25,7 +25,12 @@ from clawback.core.errors import ClawbackError
 from clawback.core.faults import explain, find_damage, is_damaged, set_aside
 from clawback.core.ingest.from_copies import rebuild_deleted
 from clawback.core.ingest.ingestor import Ingestor, IngestStats, ProgressFactory
-from clawback.core.ingest.sources import SourceRoot, configured_roots, root_for_path
+from clawback.core.ingest.sources import (
+    SourceRoot,
+    claude_code_projects,
+    configured_roots,
+    root_for_path,
+)
 from clawback.core.memory.files import Workspace
 from clawback.core.paths import Paths
 from clawback.core.records import Source
@@ -169,7 +174,7 @@ class Home:
     @property
     def claude_projects(self) -> Path:
         """Where Claude Code keeps its transcripts (``sources.claude_code_path``)."""
-        return Path(self.config.sources.claude_code_path).expanduser()
+        return claude_code_projects(self.config)
 
     def restore(
         self, session: SessionSummary, to: Path | None = None, *, force: bool = False

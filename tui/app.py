@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.home import Home
@@ -236,14 +237,15 @@ class ClawbackApp(App[int]):
 
     @on(SearchPane.HitChosen)
     async def _hit_chosen(self, event: SearchPane.HitChosen) -> None:
-        if (hit := event.hit).source == "memory" and not self.store.workspace.holds(hit.path):
-            # Claude Code's own auto memory is indexed, but it is Claude Code's to edit.
-            self.notify(
-                f"{hit.path}\n(edit it in Claude Code: /memory)", title="Claude Code's memory"
-            )
-        elif hit.source == "memory":
+        hit = event.hit
+        if hit.source == "memory":
+            # clawback's own memory files and Claude Code's auto memory open alike
+            doc = self.panes.memory.doc_at(Path(hit.path), hit.file)
+            if doc is None:
+                self.notify(f"{hit.path} is not a memory file this app edits.", markup=False)
+                return
             await self.action_show_pane("memory")
-            self.panes.memory.open_file(hit.file, line=hit.line, focus=True)
+            self.panes.memory.open_file(doc, line=hit.line, focus=True)
         elif hit.session_id is not None:
             self.panes.sessions.reveal(hit.session_id)
             await self.open_session(hit.session_id, Target.of(hit))

@@ -115,8 +115,10 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
     yield SystemCommand("New daily note", "Open today's memory/YYYY-MM-DD.md (Ctrl+T)", new_daily)
     if memory.current is not None:
         yield SystemCommand(
-            f"Save {memory.current}", "Save the memory file (Ctrl+S)", memory.action_save
+            f"Save {memory.current.title}", "Save the memory file (Ctrl+S)", memory.action_save
         )
         yield SystemCommand(
-            f"Reload {memory.current}", "Read the memory file from disk again", memory.action_reload
+            f"Reload {memory.current.title}",
+            "Read the memory file from disk again",
+            memory.action_reload,
         )

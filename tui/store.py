@@ -30,7 +30,13 @@ from clawback.core.errors import ConfigError
 from clawback.core.faults import set_aside
 from clawback.core.home import Home
 from clawback.core.ingest.ingestor import IngestStats, Progress
-from clawback.core.ingest.sources import configured_roots
+from clawback.core.ingest.sources import SourceRoot, configured_roots
+from clawback.core.memory.auto_memory import (
+    ProjectMemory,
+    auto_memory_roots,
+    list_auto_memory,
+    with_working_folders,
+)
 from clawback.core.memory.files import Workspace
 from clawback.core.search.engine import NearestChunks, SearchFilters, SearchResults
 from clawback.core.search.front import find
@@ -252,11 +258,25 @@ class Store:
         section, _, key = dotted.partition(".")
         return getattr(getattr(self.config, section), key, None)
 
-    def save_memory(self, name: str, text: str) -> Path:
-        """Save a memory file (atomic, ``.bak`` kept) and re-index it before returning."""
-        path = self.workspace.save(name, text)
+    def save_memory(self, workspace: Workspace, name: str, text: str) -> Path:
+        """Save a memory file of ``workspace`` (clawback's, or a Claude Code project's memory
+        folder; atomic, ``.bak`` kept) and re-index it before returning."""
+        path = workspace.save(name, text)
         self.ingest_changed({path})
         return path
+
+    def auto_memory_roots(self) -> list[SourceRoot]:
+        """Where Claude Code's auto memory is: the ingest's own roots for it."""
+        return auto_memory_roots(self.config, self.paths)
+
+    def auto_memory(self) -> list[ProjectMemory]:
+        """Claude Code's auto memory per project, labelled by the working folders the index
+        knows (a list of a few folders, then one small query per project)."""
+        projects = list_auto_memory(self.auto_memory_roots())
+        if not projects:
+            return projects
+        with self._browse.use() as db:
+            return with_working_folders(db, projects)
 
     # -- first run ----------------------------------------------------------------------------
 

@@ -253,12 +253,18 @@ def parse_extra(spec: str) -> SourceRoot:
     return SourceRoot(None, Path(spec).expanduser(), f"extra:{spec}")
 
 
+def claude_code_projects(config: Config) -> Path:
+    """Where Claude Code keeps its projects (``sources.claude_code_path``): each project's
+    transcripts and its auto memory. The one place that setting becomes a folder."""
+    return Path(config.sources.claude_code_path).expanduser()
+
+
 def configured_roots(config: Config, paths: Paths) -> list[SourceRoot]:
     """The roots ``clawback ingest`` with no PATH walks, in a fixed order."""
     sources = config.sources
     roots: list[SourceRoot] = []
     if sources.claude_code:
-        projects = Path(sources.claude_code_path).expanduser()
+        projects = claude_code_projects(config)
         roots.append(SourceRoot(Source.CLAUDE_CODE, projects, "claude-code"))
         # Claude Code's own auto memory: <project>/memory/MEMORY.md and its topic files
         roots.append(SourceRoot(Source.MEMORY, projects, "claude-code-memory", per_project=True))

@@ -87,7 +87,8 @@ async def test_a_new_users_first_session(tui: ClawbackApp, fake_claude: FakeClau
         await pilot.press(*"\nQuince orchard: north field.")
         await pilot.press("ctrl+s")
         await settle(pilot)
-        saved = (tui.store.workspace.root / str(memory.current)).read_text()
+        assert memory.current is not None
+        saved = memory.current.path.read_text()
         assert saved.endswith("Quince orchard: north field.")
 
         # switch theme from the palette

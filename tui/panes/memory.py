@@ -1,4 +1,5 @@
-"""The memory pane: edit ``MEMORY.md`` and the daily notes, saved safely and searchable at once.
+"""The memory pane: edit ``MEMORY.md`` and the daily notes, saved safely and searchable at once,
+and Claude Code's own auto memory (``<project>/memory/*.md``) beside them, just as safely.
 
 People keep hand-written facts here that matter more than any transcript, so the pane is
 careful: saves are atomic with a ``.bak`` (via the core's :class:`Workspace`), a save re-indexes
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from clawback.core.errors import NotFoundError
+from clawback.core.memory.auto_memory import ProjectMemory, locate
 from clawback.core.memory.files import (
     MAX_BYTES,
     MAX_LINES,
@@ -21,20 +23,20 @@ from clawback.core.memory.files import (
     MemoryFile,
     broken_links,
 )
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import var
-from textual.widgets import Static, TextArea, Tree
+from textual.widgets import Static, TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
 from ..screens.dialogs import ChoiceScreen
 from ..store import Store
 from ..widgets.pane import Pane, stylesheet
 from ..widgets.text_editor import TextEditor
+from .memory_tree import MemoryDoc, MemoryTree
 
 UNSAVED_CHOICES = [("save", "Save"), ("discard", "Discard"), ("cancel", "Cancel")]
 
@@ -58,7 +60,7 @@ class MemoryPane(Pane):
         Binding("ctrl+r", "reload", "Reload"),
     ]
 
-    current: var[str | None] = var(None, init=False)
+    current: var[MemoryDoc | None] = var(None, init=False)
     dirty: var[bool] = var(False, init=False)
 
     def __init__(self, store: Store, **kwargs: Any) -> None:
@@ -66,12 +68,11 @@ class MemoryPane(Pane):
         self.store = store
         self._disk_text = ""  # the file as last read or written by this pane
         self._asking = False
+        self._asked: MemoryDoc | None = None  # the file last asked for
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            tree: Tree[str] = Tree("workspace", id="memory-tree")
-            tree.show_root = False
-            yield tree
+            yield MemoryTree(id="memory-tree")
             with Vertical(id="memory-editor-box"):
                 with Horizontal(id="memory-bar"):
                     yield Static("No file open", id="memory-name")
@@ -94,7 +95,7 @@ class MemoryPane(Pane):
         self.refresh_files(open_first=True)
 
     def focus_default(self) -> None:
-        target = self.query_one(TextArea) if self.current else self.query_one(Tree)
+        target = self.query_one(TextArea) if self.current else self.query_one(MemoryTree)
         target.focus()
 
     # -- the file list ------------------------------------------------------------------------
@@ -102,62 +103,75 @@ class MemoryPane(Pane):
     @work(thread=True, exclusive=True, group="memory-list", exit_on_error=False)
     def refresh_files(self, open_first: bool = False) -> None:
         files = self.store.workspace.list()
-        self.app.call_from_thread(self._show_files, files, open_first)
+        projects = self.store.auto_memory()
+        self.app.call_from_thread(self._show_files, files, projects, open_first)
 
-    def _show_files(self, files: list[MemoryFile], open_first: bool) -> None:
-        tree: Tree[str] = self.query_one(Tree)
-        tree.clear()
-        daily = None
-        for file in files:
-            # Tree labels are Rich text; "dim" keeps the size quiet without naming a colour.
-            label = Text.assemble(Path(file.name).name, (f"  {file.size / 1024:.1f} KB", "dim"))
-            if "/" not in file.name:
-                tree.root.add_leaf(label, data=file.name)
-                continue
-            if daily is None:
-                daily = tree.root.add("memory/", expand=True)
-            daily.add_leaf(label, data=file.name)
-        self._move_tree_cursor()
-        if open_first and self.current is None and files:
+    def _show_files(
+        self, files: list[MemoryFile], projects: list[ProjectMemory], open_first: bool
+    ) -> None:
+        tree = self.query_one(MemoryTree)
+        tree.show(self.store.workspace.root, files, projects)
+        tree.move_to(self.current)
+        if self.current is not None:
+            listed = tree.doc_at(self.current.folder, self.current.name)
+            if listed is not None and listed.project != self.current.project:
+                # the same file (equal), better named: show the project as the list does
+                self.set_reactive(MemoryPane.current, listed)
+                self.watch_current(listed)
+        if open_first and self.current is None and self._asked is None and files:
             # Arriving in the pane (F5) lands in the editor once MEMORY.md is read.
-            self.open_file(files[0].name, focus=self.has_focus_within)
+            self.open_file(self.doc(files[0].name), focus=self.has_focus_within)
 
-    def _move_tree_cursor(self) -> None:
-        tree: Tree[str] = self.query_one(Tree)
-        for line in range(tree.last_line + 1):
-            node = tree.get_node_at_line(line)
-            if node is not None and node.data == self.current:
-                tree.move_cursor(node)
-                return
-
-    @on(Tree.NodeSelected, "#memory-tree")
-    def _node_selected(self, event: Tree.NodeSelected[str]) -> None:
+    @on(MemoryTree.NodeSelected, "#memory-tree")
+    def _node_selected(self, event: MemoryTree.NodeSelected[MemoryDoc]) -> None:
         if event.node.data is not None:
             self.open_file(event.node.data, focus=True)
 
+    def doc(self, name: str) -> MemoryDoc:
+        """clawback's own memory file ``name`` (relative to the workspace)."""
+        return MemoryDoc(self.store.workspace.root, name)
+
+    def doc_at(self, path: Path, name: str) -> MemoryDoc | None:
+        """The file an indexed memory file's ``path`` is (``name``: its key), or ``None`` when
+        it is neither the workspace's nor Claude Code's auto memory (nothing to open here)."""
+        if self.store.workspace.holds(path):
+            return self.doc(name)
+        found = locate(self.store.auto_memory_roots(), path)
+        if found is None:
+            return None
+        folder, file = found
+        trees = self.query(MemoryTree)  # none before the pane's first showing
+        listed = trees.first().doc_at(folder, file) if trees else None
+        # Not listed yet: named by its folder until the list comes (see _show_files).
+        return listed or MemoryDoc(folder, file, folder.parent.name)
+
     # -- opening and saving -------------------------------------------------------------------
 
-    def open_file(self, name: str, *, line: int | None = None, focus: bool = False) -> None:
-        """Open ``name``, asking first if the file being edited has unsaved changes."""
-        if name == self.current:
+    def open_file(self, doc: MemoryDoc, *, line: int | None = None, focus: bool = False) -> None:
+        """Open ``doc``, asking first if the file being edited has unsaved changes."""
+        self._asked = doc  # a search hit may arrive before the list: MEMORY.md must not win
+        if doc == self.current:
             self._place_cursor(line, focus)
             return
-        self.when_saved(lambda: self._read(name, line, focus))
+        self.when_saved(lambda: self._read(doc, line, focus))
 
     @work(thread=True, exclusive=True, group="memory-read", exit_on_error=False)
-    def _read(self, name: str, line: int | None, focus: bool) -> None:
-        text = self.store.workspace.read(name)
-        self.app.call_from_thread(self._loaded, name, text, line, focus)
+    def _read(self, doc: MemoryDoc, line: int | None, focus: bool) -> None:
+        text = doc.workspace.read(doc.name)
+        self.app.call_from_thread(self._loaded, doc, text, line, focus)
 
-    def _loaded(self, name: str, text: str, line: int | None = None, focus: bool = False) -> None:
+    def _loaded(
+        self, doc: MemoryDoc, text: str, line: int | None = None, focus: bool = False
+    ) -> None:
         self._disk_text = text
-        self.current = name
+        # as the list names it, if it came meanwhile (a search hit's doc is named by its folder)
+        self.current = self.query_one(MemoryTree).doc_at(doc.folder, doc.name) or doc
         editor = self.query_one(TextArea)
         editor.read_only = False
         editor.load_text(text)
         self.dirty = False
         self._show_broken_links()
-        self._move_tree_cursor()
+        self.query_one(MemoryTree).move_to(doc)
         self._place_cursor(line, focus)
 
     def _place_cursor(self, line: int | None, focus: bool) -> None:
@@ -178,8 +192,7 @@ class MemoryPane(Pane):
         label = self.query_one("#memory-links", Static)
         found = []
         if self.current is not None:
-            folder = (self.store.workspace.root / self.current).parent
-            found = broken_links(self.query_one(TextArea).text, folder)
+            found = broken_links(self.query_one(TextArea).text, self.current.path.parent)
         label.display = bool(found)
         if found:
             count = "a broken link" if len(found) == 1 else f"{len(found)} broken links"
@@ -189,15 +202,21 @@ class MemoryPane(Pane):
     def watch_dirty(self, dirty: bool) -> None:
         self.set_class(dirty, "-dirty")
 
-    def watch_current(self, name: str | None) -> None:
-        self.query_one("#memory-name", Static).update(Content(name or "No file open"))
-        self.border_title = Content(f"{self.TITLE} · {name}" if name else self.TITLE)
+    def watch_current(self, doc: MemoryDoc | None) -> None:
+        title = doc.title if doc else None
+        label = self.query_one("#memory-name", Static)
+        label.update(Content(title or "No file open"))
+        label.tooltip = str(doc.path) if doc else None
+        self.set_class(doc is not None and doc.project is not None, "-claude-code")
+        self.border_title = Content(f"{self.TITLE} · {title}" if title else self.TITLE)
         self._show_meter()
 
     def _show_meter(self) -> None:
+        """Claude Code loads only the head of a ``MEMORY.md``: its own auto memory's too."""
         meter = self.query_one("#memory-meter", Static)
-        meter.display = self.current == MEMORY_FILE
-        if self.current == MEMORY_FILE:
+        shown = self.current is not None and self.current.name == MEMORY_FILE
+        meter.display = shown
+        if shown:
             content, level = size_meter(self.query_one(TextArea).text)
             meter.update(content)
             meter.set_class(level == "-near", "-near")
@@ -210,15 +229,15 @@ class MemoryPane(Pane):
         self._save(self.current, self.query_one(TextArea).text)
 
     @work(thread=True, exclusive=True, group="memory-save", exit_on_error=False)
-    def _save(self, name: str, text: str) -> None:
-        self.store.save_memory(name, text)
-        self.app.call_from_thread(self._saved, name, text)
+    def _save(self, doc: MemoryDoc, text: str) -> None:
+        self.store.save_memory(doc.workspace, doc.name, text)
+        self.app.call_from_thread(self._saved, doc, text)
 
-    def _saved(self, name: str, text: str) -> None:
-        if name == self.current:
+    def _saved(self, doc: MemoryDoc, text: str) -> None:
+        if doc == self.current:
             self._disk_text = text
             self._edited()
-        self.notify(f"Saved {name} and re-indexed it.", title="Memory", markup=False)
+        self.notify(f"Saved {doc.title} and re-indexed it.", title="Memory", markup=False)
         self.refresh_files()
 
     def when_saved(self, then: object) -> None:
@@ -227,21 +246,22 @@ class MemoryPane(Pane):
         if not self.dirty or self.current is None:
             then()
             return
-        name, text = self.current, self.query_one(TextArea).text
+        doc, text = self.current, self.query_one(TextArea).text
 
         def answered(choice: str | None) -> None:
             if choice == "save":
-                self._save_then(name, text, then)
+                self._save_then(doc, text, then)
             elif choice == "discard":
                 self.dirty = False
                 then()
 
-        self.app.push_screen(ChoiceScreen(f"Save changes to {name}?", UNSAVED_CHOICES), answered)
+        question = f"Save changes to {doc.title}?"
+        self.app.push_screen(ChoiceScreen(question, UNSAVED_CHOICES), answered)
 
     @work(thread=True, group="memory-save", exit_on_error=False)
-    def _save_then(self, name: str, text: str, then: Callable[[], object]) -> None:
-        self.store.save_memory(name, text)
-        self.app.call_from_thread(self._saved, name, text)
+    def _save_then(self, doc: MemoryDoc, text: str, then: Callable[[], object]) -> None:
+        self.store.save_memory(doc.workspace, doc.name, text)
+        self.app.call_from_thread(self._saved, doc, text)
         self.app.call_from_thread(then)
 
     # -- daily notes and outside changes ------------------------------------------------------
@@ -253,39 +273,41 @@ class MemoryPane(Pane):
     def _create_daily(self) -> None:
         path = self.store.workspace.new_daily()
         self.store.ingest_changed({path})
-        name = self.store.workspace.name_of(path)
-        text = self.store.workspace.read(name)
-        self.app.call_from_thread(self._loaded, name, text, None, True)
+        doc = self.doc(self.store.workspace.name_of(path))
+        text = doc.workspace.read(doc.name)
+        self.app.call_from_thread(self._loaded, doc, text, None, True)
         self.app.call_from_thread(self.refresh_files)
 
     def action_reload(self) -> None:
         if self.current is not None:
-            name = self.current
-            self.when_saved(lambda: self._read(name, None, True))
+            doc = self.current
+            self.when_saved(lambda: self._read(doc, None, True))
 
     def files_changed(self, paths: frozenset[Path]) -> None:
         """The watcher saw ``paths`` change: refresh the list, check the open file."""
-        root = self.store.workspace.root
-        if not self.is_mounted or not any(path.is_relative_to(root) for path in paths):
+        root, auto = self.store.workspace.root, self.store.auto_memory_roots()
+        if not self.is_mounted or not any(
+            path.is_relative_to(root) or locate(auto, path) for path in paths
+        ):
             return
         self.refresh_files()
-        if self.current is not None and root / self.current in paths:
+        if self.current is not None and self.current.path in paths:
             self._check_disk(self.current)
 
     @work(thread=True, exclusive=True, group="memory-check", exit_on_error=False)
-    def _check_disk(self, name: str) -> None:
+    def _check_disk(self, doc: MemoryDoc) -> None:
         try:
-            text: str | None = self.store.workspace.read(name)
+            text: str | None = doc.workspace.read(doc.name)
         except NotFoundError:
             text = None
-        self.app.call_from_thread(self._disk_changed, name, text)
+        self.app.call_from_thread(self._disk_changed, doc, text)
 
-    def _disk_changed(self, name: str, text: str | None) -> None:
-        if name != self.current or text == self._disk_text or self._asking:
+    def _disk_changed(self, doc: MemoryDoc, text: str | None) -> None:
+        if doc != self.current or text == self._disk_text or self._asking:
             return  # our own save, or a prompt for this file is already up
         if text is None:
             self.notify(
-                f"{name} was deleted on disk; Ctrl+S writes it back.",
+                f"{doc.title} was deleted on disk; Ctrl+S writes it back.",
                 severity="warning",
                 markup=False,
             )
@@ -298,14 +320,14 @@ class MemoryPane(Pane):
         def answered(choice: str | None) -> None:
             self._asking = False
             if choice == "reload":
-                self._loaded(name, text)
+                self._loaded(doc, text)
             else:  # keep this version: it now differs from the disk
                 self._disk_text = text
                 self._edited()
 
         self.app.push_screen(
             ChoiceScreen(
-                f"{name} changed on disk.",
+                f"{doc.title} changed on disk.",
                 [("reload", "Reload from disk"), ("keep", "Keep mine")],
                 detail=detail,
                 cancel="keep",
