@@ -1,24 +1,77 @@
 """What the model reads for each chunk, and the fingerprint that says a vector is still valid.
 
-Kept apart from the store and the embedder (which need numpy) so search can check a vector's
-chunk without importing them.
+A turn is read with the turn it answers: alone, "yes do it" means nothing, and a short answer
+has lost its question. Only an earlier turn of the same file is used, never a later one: what
+a turn is read with is fixed once it is written, so a session that grows never changes (and
+never re-embeds) the vectors it already has.
+
+This is the one definition of a chunk's text: the worker embeds it, ``clawback embed`` and the
+background embedder through the worker, coverage and follow hash it, and search checks a
+neighbour's vector against it. Everyone selects :data:`CHUNK_COLUMNS` and calls
+:func:`chunk_text` on the row. Kept apart from the store and the embedder (which need numpy) so
+search can check a vector's chunk without importing them.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
+from typing import Any
 
 MAX_CHARS = 2_000  # a chunk is at most this long already; the model reads ~256 tokens of it
+WINDOW_CHARS = 1_000  # about what the model reads (256 tokens): the earlier turn fills what is left
+CONTEXT_CHARS = 200  # of the earlier turn, at most
+SHORT_REPLY = 40  # a user turn shorter than this ("yes do it") is read with what it answers
+_MIN_CONTEXT = 40  # less room than this after the turn itself: the turn is read alone
+_FIELD = "\x1f"  # between the earlier turn's role and its text in one SQL value
+
+# The nearest earlier conversational text turn by the other speaker in the same file (and the
+# same side of a sidechain): for an answer, the question; for a reply, what it replies to. One
+# value, role and text; only what ``embed_text`` can use is read (whitespace collapses after).
+_CONTEXT = f"""CASE WHEN e.kind = 'text' AND f.source != 'memory' THEN (
+    SELECT p.role || char(31) || substr(p.text, 1, {CONTEXT_CHARS * 2}) FROM entries p
+    WHERE p.file_id = e.file_id AND p.kind = 'text' AND p.conversational = 1
+      AND p.role IN ('user', 'assistant') AND p.role != e.role AND p.sidechain = e.sidechain
+      AND p.line <= e.line AND (p.line < e.line OR p.id < e.id)
+    ORDER BY p.line DESC, p.id DESC LIMIT 1
+) END"""
+
+# What every reader of chunk texts selects (entries ``e`` joined to files ``f``), in this order.
+CHUNK_COLUMNS = f"e.id, e.role, e.kind, f.source, e.text, {_CONTEXT}"
 
 
-def embed_text(role: str, kind: str, source: str, text: str) -> str:
-    """A chunk as the model reads it: its text, labelled with who said it."""
+def chunk_text(row: Sequence[Any]) -> str:
+    """The text the model reads for a row of :data:`CHUNK_COLUMNS` (its id first)."""
+    _, role, kind, source, text, context = row[:6]
+    earlier = context.split(_FIELD, 1) if context and _FIELD in context else None
+    return embed_text(role, kind, source, text, (earlier[0], earlier[1]) if earlier else None)
+
+
+def embed_text(
+    role: str, kind: str, source: str, text: str, earlier: tuple[str, str] | None = None
+) -> str:
+    """A chunk as the model reads it: its text, labelled with who said it, and for a turn the
+    turn it answers (``earlier``: ``(role, text)``, see :data:`CHUNK_COLUMNS`).
+
+    Which turns get one was measured on the question set's dev half and the paraphrases
+    (docs/embeddings.md): an assistant turn reads better with its question, a user turn
+    alone (a new prompt often starts a new subject, and the turn before it only blurred it),
+    unless it is a bare reply (:data:`SHORT_REPLY`). The turn comes first and whole: the earlier
+    turn only fills the room the model has left (:data:`WINDOW_CHARS`), at most
+    :data:`CONTEXT_CHARS` of it, so a long turn is read alone, as before windows existed, and
+    keeps its vector.
+    """
     body = " ".join(text[:MAX_CHARS].split())
     if source == "memory":
         return body
     if kind == "compaction":
         return f"summary: {body}"
-    return f"{role}: {body}"
+    own = f"{role}: {body}"
+    room = min(CONTEXT_CHARS, WINDOW_CHARS - len(own))
+    if earlier is None or room < _MIN_CONTEXT or (role == "user" and len(body) >= SHORT_REPLY):
+        return own
+    said = " ".join(earlier[1][: CONTEXT_CHARS * 2].split())[:room]
+    return f"{own}\n{earlier[0]}: {said}" if said else own
 
 
 def fact_text(kind: str, content: str, context: str | None) -> str:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from clawback.core.embeddings.chunks import embed_text, fact_text, text_hash
+from clawback.core.embeddings.chunks import CHUNK_COLUMNS, chunk_text, fact_text, text_hash
 
 CONVERSATION_KINDS = ("text", "compaction")
 EXTRA_KINDS = ("thinking", "tool_use", "tool_result")
@@ -41,6 +42,26 @@ def embeddable_sql(columns: str, *, tools_and_thinking: bool = False) -> str:
 CURRENT_FACTS = "SELECT {columns} FROM facts WHERE superseded_by IS NULL"
 
 
+def chunk_texts(
+    db: Any, entry_ids: Sequence[int], clauses: Sequence[str] = (), params: Sequence[Any] = ()
+) -> dict[int, str]:
+    """The text the model reads for each of ``entry_ids`` that is still in the index and
+    passes ``clauses`` (SQL over ``e`` entries, ``f`` files, ``s`` sessions, with ``params``)."""
+    found: dict[int, str] = {}
+    ids = list(entry_ids)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        sql = (
+            f"SELECT {CHUNK_COLUMNS} FROM entries e JOIN files f ON f.id = e.file_id"
+            " LEFT JOIN sessions s ON s.id = e.session_id"
+            f" WHERE e.id IN ({', '.join('?' * len(part))})"
+            + "".join(f" AND {clause}" for clause in clauses)
+        )
+        for row in db.execute(sql, [*part, *params]):
+            found[row[0]] = chunk_text(row)
+    return found
+
+
 @dataclass
 class Coverage:
     """How much of what should have a vector has one, and with which model."""
@@ -60,11 +81,8 @@ class Coverage:
 def current_hashes(db: Any, *, tools_and_thinking: bool = False) -> dict[int, int]:
     """Every chunk that should have a vector, with the hash of the text the model would read."""
     found: dict[int, int] = {}
-    columns = "e.id, e.role, e.kind, f.source, e.text"
-    for chunk, role, kind, source, text in db.execute(
-        embeddable_sql(columns, tools_and_thinking=tools_and_thinking)
-    ):
-        found[chunk] = text_hash(embed_text(role, kind, source, text))
+    for row in db.execute(embeddable_sql(CHUNK_COLUMNS, tools_and_thinking=tools_and_thinking)):
+        found[row[0]] = text_hash(chunk_text(row))
     for fact_id, kind, content, context in db.execute(
         CURRENT_FACTS.format(columns="id, type, content, context")
     ):

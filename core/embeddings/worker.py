@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import sqlite_utils
-from clawback.core.embeddings.chunks import embed_text, fact_text, text_hash
+from clawback.core.embeddings.chunks import CHUNK_COLUMNS, chunk_text, fact_text, text_hash
 from clawback.core.embeddings.coverage import (
     CURRENT_FACTS,
     Coverage,
+    chunk_texts,
     coverage,
     embeddable_sql,
 )
@@ -105,14 +106,14 @@ class EmbeddingWorker:
         wanted: list[int] = []
         seen: set[int] = set()
         stale: list[int] = []
-        columns = "e.id, e.role, e.kind, f.source, e.text" if verify else "e.id"
+        columns = CHUNK_COLUMNS if verify else "e.id"
         sql = embeddable_sql(columns, tools_and_thinking=self.tools_and_thinking)
         for row in self.db.execute(sql):
             chunk = row[0]
             seen.add(chunk)
             if chunk not in stored:
                 wanted.append(chunk)
-            elif verify and stored[chunk] != text_hash(embed_text(*row[1:])):
+            elif verify and stored[chunk] != text_hash(chunk_text(row)):
                 stale.append(chunk)
                 wanted.append(chunk)
         facts = self.db.execute(
@@ -134,18 +135,8 @@ class EmbeddingWorker:
 
     def texts(self, chunks: list[int]) -> list[tuple[int, str]]:
         """The text to embed for each chunk still present (chunks deleted meanwhile drop out)."""
-        found: dict[int, str] = {}
-        entry_ids = [c for c in chunks if c > 0]
+        found = chunk_texts(self.db, [c for c in chunks if c > 0])
         fact_ids = [-c for c in chunks if c < 0]
-        for start in range(0, len(entry_ids), 500):
-            part = entry_ids[start : start + 500]
-            marks = ", ".join("?" * len(part))
-            for chunk, role, kind, source, text in self.db.execute(
-                "SELECT e.id, e.role, e.kind, f.source, e.text FROM entries e"
-                f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({marks})",
-                part,
-            ):
-                found[chunk] = embed_text(role, kind, source, text)
         for start in range(0, len(fact_ids), 500):
             part = fact_ids[start : start + 500]
             marks = ", ".join("?" * len(part))

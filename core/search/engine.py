@@ -231,7 +231,7 @@ def _vector_search(
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
-    from clawback.core.search.fusion import KEEP_PAGE, fuse, keep_exact
+    from clawback.core.search.fusion import first_page, fuse
     from clawback.core.search.hybrid import above_floor, admit, boost_recent, by_window, timestamps
 
     results = SearchResults(query=plan.query, mode=mode)
@@ -258,7 +258,7 @@ def _vector_search(
         if plan.window is not None:
             fused = by_window(fused, stamps, plan.window)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
-    page = keep_exact(fused, strict, KEEP_PAGE)[offset : offset + limit]
+    page = first_page(fused, strict, ranked_keyword)[offset : offset + limit]
     matches = {item.id: item.match for item in keyword}
     highlight = list(plan.highlight)
     for item in page:

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clawback.core.db import Queryable
-from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.search.dates import DateWindow
 from clawback.core.search.fusion import Fused, recency_factor
 
@@ -45,19 +46,9 @@ def admit(
     wanted = {chunk: (digest, similarity) for chunk, digest, similarity in found if chunk > 0}
     if not wanted:
         return []
-    ids = list(wanted)
-    sql = (
-        "SELECT e.id, e.role, e.kind, f.source, e.text FROM entries e"
-        " JOIN files f ON f.id = e.file_id LEFT JOIN sessions s ON s.id = e.session_id"
-        f" WHERE e.id IN ({', '.join('?' * len(ids))})"
-        + "".join(f" AND {clause}" for clause in clauses)
-    )
-    valid = {
-        entry_id
-        for entry_id, role, kind, source, text in db.execute(sql, [*ids, *params])
-        if text_hash(embed_text(role, kind, source, text)) == wanted[entry_id][0]
-    }
-    return [(chunk, wanted[chunk][1]) for chunk in ids if chunk in valid]
+    texts = chunk_texts(db, list(wanted), clauses, params)
+    valid = {chunk for chunk, text in texts.items() if text_hash(text) == wanted[chunk][0]}
+    return [(chunk, wanted[chunk][1]) for chunk in wanted if chunk in valid]
 
 
 def timestamps(db: Queryable, fused: list[Fused]) -> dict[int, str | None]:

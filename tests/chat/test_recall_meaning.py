@@ -7,7 +7,8 @@ import pytest
 import sqlite_utils
 from clawback.core.chat.recall import recall
 from clawback.core.db import connect, write_transaction
-from clawback.core.embeddings.chunks import embed_text, fact_text, text_hash
+from clawback.core.embeddings.chunks import fact_text, text_hash
+from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.errors import ClawbackError
 
 
@@ -42,8 +43,8 @@ def db() -> sqlite_utils.Database:
 class Nearest:
     def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
         self.similarity = similarity
-        rows = db.execute("SELECT id, role, kind, text FROM entries").fetchall()
-        self.hashes = {i: text_hash(embed_text(r, k, "claude-code", t)) for i, r, k, t in rows}
+        ids = [row[0] for row in db.execute("SELECT id FROM entries")]
+        self.hashes = {i: text_hash(text) for i, text in chunk_texts(db, ids).items()}
         self.hashes[-9] = text_hash(
             fact_text("decision", "no cache layer in front of the API", None)
         )

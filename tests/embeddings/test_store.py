@@ -93,7 +93,7 @@ def test_order_is_memory_and_facts_first_then_newest_turns(home: Path) -> None:
     ordered = [texts[c] for c in todo]
     assert ordered[0].startswith("decision: drop the cache layer")
     assert ordered[1] == "# Memory always use sqlite"
-    assert ordered[2] == "assistant: turn 39 about topic39"
+    assert ordered[2] == "assistant: turn 39 about topic39\nuser: turn 38 about topic38"
     assert ordered[-1] == "user: turn 0 about topic0"
 
 
@@ -119,8 +119,11 @@ def test_changed_and_deleted_chunks_are_redone(home: Path) -> None:
         conn.execute("UPDATE entries SET text = 'rewritten' WHERE id = ?", (first,))
         conn.execute("DELETE FROM entries WHERE id = ?", (first + 1,))
     stats = worker.run(verify=True)
-    assert stats.removed == 1 and stats.embedded == 1  # the deleted one goes, the changed is redone
+    # The deleted one goes; the changed one is redone, and so is the short reply after the
+    # deleted turn, which it was read with.
+    assert stats.removed == 1 and stats.embedded == 2
     assert store.hashes()[first] == text_hash("user: rewritten")
+    assert store.hashes()[first + 2] == text_hash("user: turn 2 about topic2")
     assert first + 1 not in store.hashes()
 
 
@@ -213,7 +216,7 @@ def test_a_deferred_index_opens_on_first_query_or_says_why(home: Path) -> None:
     _, _, worker = open_worker(home)
     worker.run()
     found = DeferredIndex(EmbeddingsConfig(model="hash-16"), home / "embeddings.db").nearest(
-        "assistant: turn 7 about topic7", 3
+        "assistant: turn 7 about topic7\nuser: turn 6 about topic6", 3
     )
     assert len(found) == 3 and found[0].similarity == pytest.approx(1.0, abs=1e-3)
     wrong = DeferredIndex(EmbeddingsConfig(model="hash-32"), home / "embeddings.db")

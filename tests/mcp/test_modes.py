@@ -4,7 +4,8 @@ clear error for a bad mode, and a keyword fallback that says why."""
 from __future__ import annotations
 
 import pytest
-from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.errors import ClawbackError
 from clawback.core.home import Home
 from clawback.core.mcp.tools import MemoryTools, ToolInputError
@@ -14,13 +15,11 @@ class Nearest:
     """Every text turn of the demo archive, equally near."""
 
     def __init__(self, home: Home) -> None:
-        self.rows = home.db.execute(
-            "SELECT e.id, e.role, e.kind, f.source, e.text FROM entries e"
-            " JOIN files f ON f.id = e.file_id WHERE e.kind = 'text' ORDER BY e.id"
-        ).fetchall()
+        ids = [row[0] for row in home.db.execute("SELECT id FROM entries WHERE kind = 'text'")]
+        self.rows = sorted(chunk_texts(home.db, ids).items())
 
     def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
-        return [(r[0], text_hash(embed_text(*r[1:])), 0.5) for r in self.rows[:limit]]
+        return [(chunk, text_hash(text), 0.5) for chunk, text in self.rows[:limit]]
 
 
 def test_default_is_hybrid_with_a_vector_side_and_hits_say_who_found_them(demo_home: Home) -> None:

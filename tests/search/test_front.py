@@ -13,7 +13,7 @@ from clawback.core.search.front import NOTHING, as_you_type, by_meaning, default
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ["cli/search.py", "tui/store.py", "core/mcp/tools.py", "core/chat/recall.py"]
-RANKING = {"search", "fuse", "fuse_weighted", "fuse_rrf", "keep_exact", "admit", "plan_query"}
+RANKING = {"search", "fuse", "fuse_weighted", "fuse_rrf", "first_page", "admit", "plan_query"}
 
 
 @pytest.mark.parametrize("client", CLIENTS)

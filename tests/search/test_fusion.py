@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from clawback.core.search.fusion import (
     Fused,
+    first_page,
     fuse_rrf,
     fuse_weighted,
-    keep_exact,
     min_max,
     recency_factor,
 )
@@ -42,20 +42,33 @@ def test_rrf_by_hand() -> None:
     assert [f.id for f in fused] == [2, 1, 3]
 
 
-def test_keep_exact_pulls_the_best_keyword_hits_onto_the_page() -> None:
-    keyword = [(100, 0.1)]
+def test_first_page_pulls_the_best_strict_hits_onto_the_page() -> None:
+    strict = [(100, 0.1)]
     fused = [Fused(i, 1.0 - i / 100, vector=0.9) for i in range(1, 6)] + [
         Fused(100, 0.01, keyword=0.1)
     ]
-    kept = keep_exact(fused, keyword, page=3, keep=1)
+    kept = first_page(fused, strict, strict, page=3)
     assert [f.id for f in kept[:3]] == [1, 2, 100]
     assert [f.id for f in kept[3:]] == [3, 4, 5]
     assert sorted(f.id for f in kept) == sorted(f.id for f in fused)
 
 
-def test_keep_exact_leaves_a_page_that_already_holds_them() -> None:
+def test_first_page_keeps_the_keyword_sides_best_loose_hit() -> None:
+    """A question's keyword side is loose (no strict hits): its best hit still stays on the
+    page, so fusion never loses what keyword search alone shows first; its second may go."""
+    keyword = [(100, 0.9), (101, 0.8)]
+    fused = [Fused(i, 1.0 - i / 100, vector=0.9) for i in range(1, 6)] + [
+        Fused(100, 0.02, keyword=0.9),
+        Fused(101, 0.01, keyword=0.8),
+    ]
+    kept = first_page(fused, [], keyword, page=3)
+    assert [f.id for f in kept[:3]] == [1, 2, 100]
+    assert [f.id for f in kept[3:]] == [3, 4, 5, 101]
+
+
+def test_first_page_leaves_a_page_that_already_holds_them() -> None:
     fused = fuse_weighted([(1, 0.9), (2, 0.1)], [(3, 0.9)])
-    assert keep_exact(fused, [(1, 0.9), (2, 0.1)], page=10) == fused
+    assert first_page(fused, [(1, 0.9), (2, 0.1)], [(1, 0.9), (2, 0.1)], page=10) == fused
 
 
 def test_recency_boost_is_gentle_and_never_below_one() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import sqlite_utils
 from clawback.core.db import connect, write_transaction
-from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
 
@@ -39,8 +40,8 @@ class Nearest:
     """A vector side with fixed similarities per entry id (hash taken from the live text)."""
 
     def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
-        rows = db.execute("SELECT id, role, kind, text FROM entries").fetchall()
-        self.hashes = {i: text_hash(embed_text(r, k, "claude-code", t)) for i, r, k, t in rows}
+        ids = [row[0] for row in db.execute("SELECT id FROM entries")]
+        self.hashes = {i: text_hash(text) for i, text in chunk_texts(db, ids).items()}
         self.similarity = similarity
         self.asked: list[str] = []
 
@@ -138,11 +139,12 @@ def test_filters_apply_to_the_vector_side(db: sqlite_utils.Database) -> None:
 
 
 def test_a_vector_for_changed_text_is_not_trusted(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {1: 0.9, 2: 0.8})
+    nearest = Nearest(db, {1: 0.9, 2: 0.8, 3: 0.7})
     with write_transaction(db) as conn:
         conn.execute("UPDATE entries SET text = 'something else now' WHERE id = 1")
     hits = search(db, "anything", mode="semantic", nearest=nearest).hits
-    assert [h.entry_id for h in hits] == [2]
+    # Entry 2 answers entry 1 and was embedded with it: its vector is stale too.
+    assert [h.entry_id for h in hits] == [3]
 
 
 def test_recency_boost_favours_new_without_dropping_old(db: sqlite_utils.Database) -> None:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import sqlite_utils
 from clawback.core.db import connect, write_transaction
-from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.search.engine import SearchFilters, search
 from clawback.core.search.plan import is_natural, plan_query
 from hypothesis import HealthCheck, given, settings
@@ -52,8 +53,8 @@ def db() -> sqlite_utils.Database:
 
 class Nearest:
     def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
-        rows = db.execute("SELECT id, role, kind, text FROM entries").fetchall()
-        self.hashes = {i: text_hash(embed_text(r, k, "claude-code", t)) for i, r, k, t in rows}
+        ids = [row[0] for row in db.execute("SELECT id FROM entries")]
+        self.hashes = {i: text_hash(text) for i, text in chunk_texts(db, ids).items()}
         self.similarity = similarity
 
     def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:

@@ -1,0 +1,117 @@
+"""What a turn is read with: an answer with its question, a bare reply with what it answers, a
+long turn and a new prompt alone; windows that never change as a session grows, and one
+definition of the text that the worker, coverage and search agree on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clawback.core.home import Home
+
+pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
+
+from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.coverage import chunk_texts, coverage, current_hashes
+from clawback.core.embeddings.embedder import HashEmbedder
+from clawback.core.embeddings.store import VectorStore
+from clawback.core.embeddings.worker import EmbeddingWorker
+from clawback.core.search.hybrid import admit
+
+from tests.helpers import cc_assistant, cc_user, write_lines
+
+QUESTION = "which cache should the session index use for the hot path?"
+LONG = "word " * 300
+
+
+def said(uuid: str, text: str) -> dict[str, Any]:
+    return cc_assistant("s", uuid, [{"type": "text", "text": text}])
+
+
+FIRST = [
+    cc_user("s", "u1", QUESTION),
+    said("a1", "Redis."),
+    cc_user("s", "u2", "yes do it"),
+    said("a2", LONG),
+    cc_user("s", "u3", "now something else entirely: how do the release notes get written?"),
+]
+MORE = [said("a3", "From the changelog."), cc_user("s", "u4", "thanks")]
+
+
+def ingest(home: Home, tmp_path: Path, lines: list[dict[str, Any]]) -> None:
+    write_lines(tmp_path / "src" / "proj" / "s.jsonl", lines)
+    home.ingest_paths([tmp_path / "src"])
+
+
+def texts(home: Home) -> dict[str, str]:
+    """Each turn's own text -> what the model reads for it."""
+    rows = home.db.execute("SELECT id, text FROM entries WHERE kind = 'text'").fetchall()
+    read = chunk_texts(home.db, [entry_id for entry_id, _ in rows])
+    return {text: read[entry_id] for entry_id, text in rows}
+
+
+def worker(home: Home) -> EmbeddingWorker:
+    return EmbeddingWorker(home.db, VectorStore.open(home.paths.vectors), HashEmbedder(16))
+
+
+def test_an_answer_is_read_with_its_question_and_a_bare_reply_with_what_it_answers(
+    home: Home, tmp_path: Path
+) -> None:
+    ingest(home, tmp_path, FIRST)
+    read = texts(home)
+    assert read["Redis."] == f"assistant: Redis.\nuser: {QUESTION}"
+    assert read["yes do it"] == "user: yes do it\nassistant: Redis."
+    # A new prompt starts its own subject: the answer before it would only blur it.
+    prompt = FIRST[4]["message"]["content"]
+    assert read[prompt] == f"user: {prompt}"
+    assert read[QUESTION] == f"user: {QUESTION}"  # nothing before it
+
+
+def test_a_long_turn_is_read_alone_and_keeps_the_vector_it_had(home: Home, tmp_path: Path) -> None:
+    """The model reads about 1,000 characters: a turn filling them gets no earlier turn, so its
+    text (and hash) is what it was before windows, and a rebuild keeps its vector."""
+    ingest(home, tmp_path, FIRST)
+    assert texts(home)[LONG] == embed_text("assistant", "text", "claude-code", LONG)
+    short = embed_text("assistant", "text", "claude-code", "ok", ("user", "x" * 900))
+    assert short == "assistant: ok\nuser: " + "x" * 200  # at most 200 characters of it
+
+
+def test_a_growing_session_never_invalidates_the_vectors_it_has(home: Home, tmp_path: Path) -> None:
+    ingest(home, tmp_path, FIRST)
+    first = worker(home)
+    assert first.run().embedded == 5
+    before = first.store.hashes()
+    ingest(home, tmp_path, FIRST + MORE)
+    again = worker(home)
+    todo, doomed = again.pending(verify=True)
+    assert len(todo) == 2 and doomed == []  # only the two new turns
+    stats = again.run(verify=True)
+    assert stats.embedded == 2 and stats.removed == 0
+    after = again.store.hashes()
+    assert {chunk: after[chunk] for chunk in before} == before
+    assert texts(home)["thanks"] == "user: thanks\nassistant: From the changelog."
+
+
+def test_coverage_and_search_agree_with_what_was_embedded(home: Home, tmp_path: Path) -> None:
+    ingest(home, tmp_path, FIRST + MORE)
+    embedding = worker(home)
+    embedding.run()
+    stored = embedding.store.hashes()
+    assert current_hashes(home.db) == stored
+    assert coverage(home.db, home.paths.vectors).ratio == 1.0
+    found = [(chunk, digest, 0.9) for chunk, digest in stored.items()]
+    assert {chunk for chunk, _ in admit(home.db, found, [], [])} == set(stored)
+    # A vector of the turn read alone (as before windows) is stale for an answer: redone.
+    answer = next(c for c, t in chunk_texts(home.db, list(stored)).items() if "Redis." in t)
+    alone = text_hash("assistant: Redis.")
+    assert admit(home.db, [(answer, alone, 0.9)], [], []) == []
+
+
+def test_a_sidechain_turn_is_not_read_with_the_main_conversation(
+    home: Home, tmp_path: Path
+) -> None:
+    side = said("a9", "Subagent: done.")
+    side["isSidechain"] = True
+    ingest(home, tmp_path, [cc_user("s", "u1", QUESTION), side])
+    assert texts(home)["Subagent: done."] == "assistant: Subagent: done."
