@@ -38,8 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.hooks.log import read_runs
-from clawback.core.hooks.recall_server import running, stop
 from clawback.core.paths import Paths
+from clawback.core.warm.server import running, stop
 from hybrid_latency import build
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))

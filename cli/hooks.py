@@ -18,9 +18,9 @@ from clawback.cli.output import note, print_json
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.config import load_config
 from clawback.core.hooks import settings as cc_settings
-from clawback.core.hooks.recall_server import stop as stop_recall_server
 from clawback.core.hooks.status import hooks_status
 from clawback.core.paths import Paths
+from clawback.core.warm.server import stop as stop_warm_process
 
 SCOPE_HELP = "user: every project; project: this folder, shared; local: this folder, just you."
 
@@ -83,8 +83,8 @@ def uninstall(ctx: click.Context, scope: str | None, with_mcp: bool) -> None:
         click.echo(
             "No clawback hooks were installed" + (f" in the {scope} scope." if scope else ".")
         )
-    if stop_recall_server(_paths(ctx)):
-        click.echo("Stopped the warm recall server.")
+    if stop_warm_process(_paths(ctx)):
+        click.echo("Stopped the warm process (the model and vectors kept for recall and search).")
     if with_mcp:
         from clawback.cli.mcp import unregister_server
 

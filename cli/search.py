@@ -2,20 +2,24 @@
 
 It opens a plain read connection (no migrations, no sqlite-utils) and prints with click alone
 (no rich): its start-up is measured against a bare one-query Python process in ``bench/``.
-Semantic and hybrid modes load the embedding model (about a second): a home without vectors
-never does, so keyword search keeps its start-up.
+A home without vectors never loads settings or numpy, so keyword search keeps its start-up.
+Semantic and hybrid modes ask the home's warm process for the chunks nearest the query (it
+holds the model and the vectors, shared with Claude Code's hooks): a search that finds none
+loads them itself (0.5-1 s) and starts one for the next search, which then costs about what a
+keyword search does. The warm process exits after ``hooks.warm_minutes`` idle; 0 (or
+``CLAWBACK_WARM=0``) turns it off and every search loads its own. The results, ``--json``
+included, are the same either way; the summary line says ``warm`` when it answered.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
+from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import MARK_END, MARK_START, MODES, SearchFilters
+from clawback.core.search.engine import MARK_END, MARK_START, MODES, NearestChunks, SearchFilters
 from clawback.core.search.front import NOTHING, find
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
@@ -105,18 +109,20 @@ def search_command(
         )
         click.echo(f"    {_render_snippet(hit.snippet)}")
     count = len(results.hits)
+    warm = getattr(nearest, "warm", False)
     click.secho(
         f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"
-        + (f" ({results.mode})" if results.mode != "keyword" else ""),
+        + (f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""),
         err=True,
         dim=True,
     )
 
 
-def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
-    """The semantic index when this home has vectors (else ``None``), why not if it should have
-    them, and whether to favour recent hits. Settings, numpy and the model load only when there
-    are vectors, so a keyword search stays quick to start."""
+def _vector_side(ctx: click.Context) -> tuple[NearestChunks | None, str | None, bool]:
+    """The vector side when this home has vectors (else ``None``), why not if it should have
+    them, and whether to favour recent hits. Settings load only when there are vectors, so a
+    keyword search stays quick to start; the model and the vectors load only if the query
+    needs them and no warm process answers (:class:`~clawback.core.warm.nearest.WarmNearest`)."""
     home = ctx.find_root().obj
     if home is not None and hasattr(home, "paths") and hasattr(home, "config"):
         paths, config = home.paths, home.config  # a home handed in (tests) or already open
@@ -130,14 +136,31 @@ def _vector_side(ctx: click.Context) -> tuple[Any, str | None, bool]:
     recency = config.embeddings.recency_boost
     if not config.embeddings.enabled or not paths.vectors.exists():
         return None, None, recency
+    settings = config.embeddings
+
+    def here() -> NearestChunks:
+        try:
+            from clawback.core.embeddings.semantic import DeferredIndex
+        except ImportError as exc:
+            raise ClawbackError(
+                f"semantic search needs {exc.name} (pip install 'clawback[embeddings]')"
+            ) from None
+        return DeferredIndex(settings, paths.vectors)
+
+    from clawback.core.warm.server import allowed
+
+    if allowed(config.hooks.warm_minutes):
+        from clawback.core.warm.nearest import WarmNearest
+
+        return WarmNearest(paths, here, start=lambda: _start_warm(paths)), None, recency
     try:
-        from clawback.core.embeddings.semantic import open_semantic
-    except ImportError as exc:
-        return (
-            None,
-            f"semantic search needs {exc.name} (pip install 'clawback[embeddings]');"
-            " showing keyword results",
-            recency,
-        )
-    nearest, why = open_semantic(config.embeddings, paths.vectors)
-    return nearest, why, recency
+        return here(), None, recency
+    except ClawbackError as exc:
+        return None, f"{exc}; showing keyword results", recency
+
+
+def _start_warm(paths: Paths) -> None:
+    """Start the home's warm process apart (the one the hooks ask too), for the next search."""
+    from clawback.core.hooks.capture import spawn
+
+    spawn(paths, "hook", "serve")

@@ -131,7 +131,9 @@ class HooksConfig:
         "Projects the hooks leave alone: glob patterns on the working folder (e.g. '~/secret/*').",
     )
     warm_minutes: int = setting(
-        10, "Recall by meaning keeps a warm process this long when idle; 0 loads it per prompt."
+        10,
+        "The warm process (model and vectors for recall by meaning and hybrid `clawback search`)"
+        " stays this long when idle; 0: none, each prompt or search loads its own.",
     )
 
 

@@ -57,9 +57,12 @@ def shared_dir() -> Path:
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """Every test runs against a throwaway home; nothing touches a real ~/.clawback."""
+    """Every test runs against a throwaway home; nothing touches a real ~/.clawback. No test
+    starts a warm process unless it asks for one (``CLAWBACK_WARM``): a hybrid search would
+    otherwise leave one running for ``hooks.warm_minutes``."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("CLAWBACK_HOME", str(home))
+    monkeypatch.setenv("CLAWBACK_WARM", "0")
     monkeypatch.delenv("CLAWBACK_CLAUDE", raising=False)
     return home
 

@@ -27,9 +27,10 @@ from clawback.core.config import EmbeddingsConfig, atomic_write_bytes
 from clawback.core.db import Queryable
 from clawback.core.home import Home
 from clawback.core.hooks.capture import spawn
-from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state, held, lock_free
+from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state
 from clawback.core.hooks.log import HookRun, record
 from clawback.core.hooks.run import Answer
+from clawback.core.locking import held, lock_free
 from clawback.core.paths import Paths
 from clawback.core.records import Source
 

@@ -1,54 +1,20 @@
-"""The small locks hooks share: a writer busy elsewhere, one memory flush per session.
+"""Where the locks of one memory flush per session live, and whether one runs.
 
 Kept apart from the jobs that take them, so a hook that only asks (the brief waiting for this
-session's flush) imports nothing else.
+session's flush) imports nothing else. The locks themselves are :mod:`clawback.core.locking`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-from clawback.core.paths import PRIVATE_FILE, Paths, ensure_private_dir
+from clawback.core.locking import lock_free
+from clawback.core.paths import Paths
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 PENDING_S = 30.0  # a job that has not started by then is not coming
-
-
-def lock_free(path: Path) -> bool:
-    """Whether nobody holds the ``flock`` on ``path`` right now."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True
-
-
-@contextlib.contextmanager
-def held(path: Path) -> Iterator[bool]:
-    """Hold the ``flock`` on ``path`` if nobody else does (yields whether it is held)."""
-    ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)
 
 
 def flush_lock(paths: Paths, session_id: str) -> Path:

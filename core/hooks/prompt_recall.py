@@ -9,8 +9,8 @@ fact found by words that holds less than a quarter of the prompt's words (weight
 search's floor for loose hits, ``LOOSE_FLOOR``) is noise, so below that floor nothing is
 injected at all.
 
-This runs on every prompt. By meaning too it asks the warm recall server
-(:mod:`~clawback.core.hooks.recall_server`) and imports nothing else; when there is none it
+This runs on every prompt. By meaning too it asks the warm process
+(:mod:`~clawback.core.warm.server`) and imports nothing else; when there is none it
 starts one and answers that prompt by words alone (:mod:`~clawback.core.hooks.recall_block`,
 through a plain read connection).
 """
@@ -18,8 +18,8 @@ through a plain read connection).
 from __future__ import annotations
 
 from clawback.core.hooks.capture import spawn
-from clawback.core.hooks.recall_server import ask, should_start
 from clawback.core.hooks.run import Answer, HookContext
+from clawback.core.warm.server import allowed, ask, should_start
 
 ASK_TIMEOUT_S = 2.0  # the server answers in tens of milliseconds; more means it is stuck
 
@@ -34,7 +34,7 @@ def answer(ctx: HookContext) -> Answer:
     prompt = event.prompt
     if not prompt.strip() or prompt.lstrip().startswith("/"):
         return Answer(detail="a command, not a question")  # /compact, /clear: nothing to recall
-    if _by_meaning(ctx) and ctx.config.hooks.warm_minutes > 0:
+    if _by_meaning(ctx) and allowed(ctx.config.hooks.warm_minutes):
         request = {
             "prompt": prompt,
             "session_id": event.session_id,
@@ -48,6 +48,6 @@ def answer(ctx: HookContext) -> Answer:
     # Imported only now: a prompt the warm server answered needs none of it.
     from clawback.core.hooks import recall_block
 
-    if _by_meaning(ctx) and ctx.config.hooks.warm_minutes <= 0:
+    if _by_meaning(ctx) and not allowed(ctx.config.hooks.warm_minutes):
         return recall_block.in_process(ctx)
     return recall_block.by_words(ctx)

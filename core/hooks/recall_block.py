@@ -4,9 +4,11 @@
 chat recall (:func:`~clawback.core.chat.recall.recall`) with the hook's rules (the session's own
 lines left out, the relevance floor, ``hooks.recall_tokens``), framed as reference. It runs in
 the hook's own process by words alone (:func:`by_words`) or with the vectors loaded there
-(:func:`in_process`, ``hooks.warm_minutes = 0``), and in the warm recall server
-(:func:`serve_recall`). Kept apart from :mod:`.prompt_recall` so that a prompt the warm server
-answers imports none of it.
+(:func:`in_process`, ``hooks.warm_minutes = 0``), and in the warm process
+(:func:`serve_recall`), which also answers ``clawback search``'s nearest-chunks requests
+(:func:`~clawback.core.warm.nearest.answer_nearest`) from the same loaded vectors and model.
+Kept apart from :mod:`.prompt_recall` so that a prompt the warm process answers imports none of
+it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from clawback.core.config import Config
 from clawback.core.db import connect_reader
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.framing import as_reference
-from clawback.core.hooks.recall_server import serve
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.memory.facts import facts_for_recall
 from clawback.core.paths import Paths
 from clawback.core.search.candidates import LOOSE_FLOOR
 from clawback.core.search.engine import NearestChunks
+from clawback.core.warm.nearest import answer_nearest
+from clawback.core.warm.server import serve
 
 
 def recall_for_prompt(
@@ -87,7 +90,8 @@ def in_process(ctx: HookContext) -> Answer:
 
 
 def serve_recall(paths: Paths, config: Config) -> str:
-    """Run the warm recall server for this home until it is idle; returns why it stopped."""
+    """Run the warm process for this home until it is idle; returns why it stopped. It answers
+    the hook's recall requests and search's nearest-chunks requests."""
     nearest = deferred_nearest(paths.vectors, config.embeddings)
     if nearest is None:
         return "no vectors to search by meaning"
@@ -97,6 +101,9 @@ def serve_recall(paths: Paths, config: Config) -> str:
     loaded = nearest
 
     def reply(request: dict[str, Any]) -> dict[str, Any]:
+        nearest_only = answer_nearest(loaded, request)
+        if nearest_only is not None:
+            return nearest_only
         found = recall_for_prompt(
             conn,
             str(request.get("prompt", "")),

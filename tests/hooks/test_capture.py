@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.hooks.jobs import flush_session
-from clawback.core.hooks.locks import flush_lock, held
+from clawback.core.hooks.locks import flush_lock
 from clawback.core.hooks.log import read_runs
+from clawback.core.locking import held
 from clawback.core.paths import Paths
 
 from ..cli_runner import run_cli

@@ -296,11 +296,14 @@ def test_the_installed_command_answers_without_click_or_a_whole_home(hook_home: 
         assert not {m for m in modules if m == unwanted or m.startswith(unwanted + ".")}, unwanted
 
 
-def test_a_missing_model_falls_back_to_words_and_is_logged(hook_home: Path) -> None:
+def test_a_missing_model_falls_back_to_words_and_is_logged(
+    hook_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Vectors on disk but no model to embed the prompt: the prompt is answered by words, the
     server that could not start says why in the log, and it is not started again at once."""
     from ..helpers import wait_until
 
+    monkeypatch.delenv("CLAWBACK_WARM")  # the hook starts the warm process (which fails)
     (hook_home / "embeddings.db").write_bytes(b"")
     config = hook_home / "config.toml"
     config.write_text(config.read_text() + f'[embeddings]\nmodel = "{hook_home}/gone.onnx"\n')

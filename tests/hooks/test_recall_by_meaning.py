@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from clawback.core.hooks.log import read_runs
-from clawback.core.hooks.recall_server import running, socket_path, stop
 from clawback.core.paths import Paths
+from clawback.core.warm.server import running, socket_path, stop
 
 from ..cli_runner import run_cli
 from ..helpers import wait_until
@@ -22,7 +22,8 @@ BY_MEANING = "which database caching approach did we choose"
 
 
 @pytest.fixture
-def embedded(hook_home: Path) -> Path:
+def embedded(hook_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("CLAWBACK_WARM")  # these tests start the warm process, and stop it
     done = run_cli("embed", home=hook_home)
     assert done.returncode == 0, done.stderr
     return hook_home

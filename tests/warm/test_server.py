@@ -1,4 +1,4 @@
-"""The warm recall server never lingers: it exits when idle, one runs per home, a question that
+"""The warm process never lingers: it exits when idle, one runs per home, a question that
 fails does not stop it, and a client never waits on one that is not there."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clawback.core.hooks.recall_server import ask, running, serve, should_start, socket_path, stop
 from clawback.core.paths import Paths
+from clawback.core.warm.server import ask, running, serve, should_start, socket_path, stop
 
 from ..helpers import wait_until
 
@@ -37,7 +37,7 @@ def test_it_answers_survives_a_failing_question_and_exits_when_idle(tmp_path: Pa
     assert ask(paths, {"prompt": "boom"}, 2.0) == {"text": "", "detail": "RuntimeError: a bug"}
     assert ask(paths, {"prompt": "again"}, 2.0)["text"] == "AGAIN"  # type: ignore[index]
     assert running(paths)
-    assert serve(paths, answer, idle_s=5) == "another recall server runs for this home"
+    assert serve(paths, answer, idle_s=5) == "another warm process runs for this home"
     thread.join(10)
     assert ended == ["idle for 0 s"] and not thread.is_alive()
     assert not running(paths) and not socket_path(paths).exists()  # type: ignore[union-attr]
@@ -88,7 +88,7 @@ def test_a_server_is_started_at_most_once_a_minute(tmp_path: Path) -> None:
     paths = Paths.resolve(tmp_path / "h").ensure()
     assert should_start(paths)
     assert not should_start(paths)
-    marker = paths.hooks / "recall.started"
+    marker = paths.hooks / "warm.started"
     old = time.time() - 61
     os.utime(marker, (old, old))
     assert should_start(paths)

@@ -1,14 +1,17 @@
-"""A warm process for hybrid recall: the vectors and the model loaded once, asked per prompt.
+"""The warm process: the vectors and the model loaded once per home, asked over a Unix socket.
 
 A fresh process needs 0.3-0.9 s to load the vectors of a big archive and 0.2 s for the model
-before its first hybrid query, and the ``user-prompt`` hook is a fresh process on every prompt.
-So when the home has vectors, the hook asks this server over a Unix socket in the hooks folder
-(``recall.sock``, private to the user) and gets the block back in a few tens of milliseconds.
+before its first query by meaning; the ``user-prompt`` hook and ``clawback search`` are fresh
+processes each time. So a home with vectors keeps one warm process that holds them
+(``clawback hook serve``): the hook asks it for a whole recall block, ``clawback search`` for
+the chunks nearest a query (:mod:`.nearest`), over a socket in the hooks folder
+(``warm.sock``, private to the user), and gets an answer in milliseconds.
 
-The server starts on demand and never lingers: the first prompt that finds no server starts
-one apart (and is answered by words alone meanwhile); only one runs per home (a ``flock``); it
-exits after ``hooks.warm_minutes`` without a question, when asked to (``hooks uninstall``),
-when its socket is taken away, or when the home loses its vectors. It only reads the index.
+It starts on demand and never lingers: the first client that finds none starts one apart (and
+does its own work meanwhile); only one runs per home (a ``flock``); it exits after
+``hooks.warm_minutes`` without a question, when asked to (``hooks uninstall``), when its socket
+is taken away, or when the home loses its vectors. It only reads. This module is the transport
+and the lifecycle; what the process answers is given to :func:`serve`.
 """
 
 from __future__ import annotations
@@ -24,21 +27,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clawback.core.hooks.locks import held, lock_free
+from clawback.core.locking import held, lock_free
 from clawback.core.paths import Paths, ensure_private_dir
 
-SOCKET_NAME = "recall.sock"
-LOCK_NAME = "recall.lock"
-STARTED_NAME = "recall.started"
+SOCKET_NAME = "warm.sock"
+LOCK_NAME = "warm.lock"
+STARTED_NAME = "warm.started"
 RESTART_AFTER_S = 60.0
+TAKES_LOCK_S = 5.0  # a process just started has taken the home's lock by then, or failed
+POLL_S = 0.01
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 STOP = {"stop": True}
 #: a Unix socket's path is limited to about 104-108 bytes by the OS
 MAX_SOCKET_PATH = 100
+SWITCH_ENV = "CLAWBACK_WARM"
+
+
+def allowed(warm_minutes: int) -> bool:
+    """Whether this process may ask or start a warm process: ``hooks.warm_minutes`` above 0,
+    and not ``CLAWBACK_WARM=0`` (one shell, a script, the test suite: nothing left running)."""
+    return warm_minutes > 0 and os.environ.get(SWITCH_ENV, "").strip() != "0"
 
 
 def socket_path(paths: Paths) -> Path | None:
-    """Where the server listens: ``<home>/hooks/recall.sock``, or, for a home whose path is too
+    """Where the server listens: ``<home>/hooks/warm.sock``, or, for a home whose path is too
     long for a socket, a name made from it in a private folder of the temp dir (``None`` if that
     folder is not safely ours)."""
     path = paths.hooks / SOCKET_NAME
@@ -64,13 +76,14 @@ def _ours(folder: Path) -> bool:
 
 
 def running(paths: Paths) -> bool:
+    """Whether a warm process holds this home (it may still be loading, not yet listening)."""
     return not lock_free(paths.hooks / LOCK_NAME)
 
 
 def should_start(paths: Paths) -> bool:
-    """Whether a hook should start a server now: none runs, and none was started in the last
+    """Whether a client should start a server now: none runs, and none was started in the last
     :data:`RESTART_AFTER_S` (a server that cannot start, say the model is gone, is then not
-    started again on every prompt). Marks the start when it says yes."""
+    started again on every prompt or search). Marks the start when it says yes."""
     if running(paths):
         return False
     marker = paths.hooks / STARTED_NAME
@@ -87,6 +100,28 @@ def should_start(paths: Paths) -> bool:
     return True
 
 
+def wait_listening(paths: Paths, *, just_started: bool, timeout: float) -> bool:
+    """Wait until this home's warm process listens; ``False`` as soon as it is clear none will
+    (none holds the home, or the one that did has gone) or after ``timeout``.
+
+    ``just_started``: a process was started a moment ago, so give it :data:`TAKES_LOCK_S` to
+    start and take the home's lock before deciding that none runs."""
+    path = socket_path(paths)
+    if path is None:
+        return False
+    started = time.monotonic()
+    seen = False
+    while time.monotonic() - started < timeout:
+        if path.exists():
+            return True
+        if running(paths):
+            seen = True
+        elif seen or not just_started or time.monotonic() - started > TAKES_LOCK_S:
+            return False  # it gave up (the model cannot load, say), or never came
+        time.sleep(POLL_S)
+    return False
+
+
 def _read_line(conn: socket.socket) -> bytes:
     data = b""
     while not data.endswith(b"\n") and len(data) <= MAX_REQUEST_BYTES:
@@ -98,7 +133,9 @@ def _read_line(conn: socket.socket) -> bytes:
 
 
 def ask(paths: Paths, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The server's answer to ``request``, or ``None`` (no server, too slow, or it failed)."""
+    """The server's answer to ``request`` (a JSON object), or ``None``: no server, too slow, or
+    it failed. A question the server could not answer comes back as ``{"text": "", "detail":
+    why}``."""
     path = socket_path(paths)
     if path is None or timeout <= 0 or not path.exists():
         return None
@@ -110,21 +147,21 @@ def ask(paths: Paths, request: dict[str, Any], timeout: float) -> dict[str, Any]
             answer = json.loads(_read_line(conn))
     except (OSError, ValueError):
         return None
-    return answer if isinstance(answer, dict) and "text" in answer else None
+    return answer if isinstance(answer, dict) else None
 
 
 def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
     """Answer requests until idle; returns why it stopped (for the log).
 
     ``answer(request) -> dict`` builds each reply; ``warm()`` loads what is slow before the
-    socket is bound, so a hook never waits on a server that is still starting.
+    socket is bound, so a client never waits on a server that is still starting.
     """
     path = socket_path(paths)
     if path is None:
         return "the home's path is too long for a socket"
     with held(paths.hooks / LOCK_NAME) as mine:
         if not mine:
-            return "another recall server runs for this home"
+            return "another warm process runs for this home"
         if warm is not None:
             warm()
         with contextlib.suppress(FileNotFoundError):
@@ -181,5 +218,5 @@ def _answer_one(conn: socket.socket, answer: Any) -> bool:
 
 
 def stop(paths: Paths, timeout: float = 5.0) -> bool:
-    """Ask this home's recall server to stop (``hooks uninstall``, tests); whether it was up."""
+    """Ask this home's warm process to stop (``hooks uninstall``, tests); whether it was up."""
     return ask(paths, STOP, timeout) is not None

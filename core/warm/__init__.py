@@ -1,0 +1,3 @@
+"""The warm process: one per home, holding the model and the vectors, so that the fresh
+processes Claude Code's hooks and ``clawback search`` start can ask it instead of loading them
+(:mod:`.server`: the socket and the lifecycle; :mod:`.nearest`: the chunks nearest a query)."""

@@ -1,0 +1,117 @@
+"""``clawback search`` by meaning through the home's warm process: a search that finds none starts
+it (and waits for it rather than loading the vectors twice), later searches ask it, and what
+they print is exactly what a search that loads everything itself prints. Real processes: the
+warm process is the installed ``clawback hook serve``, the one the hooks start too."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clawback.core.paths import Paths
+from clawback.core.warm.server import STARTED_NAME, running, socket_path, stop
+
+from ..cli_runner import run_cli
+from ..helpers import cc_assistant, cc_user, wait_until, write_lines
+
+pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
+
+QUERIES = [
+    "launch checklist",
+    "when did we pick the tangerine protocol for the launch?",
+    '"launch checklist" tangerine',
+    "orange citrus rollout",
+]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.delenv("CLAWBACK_WARM")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[embeddings]\nmodel = "hash"\n[hooks]\nwarm_minutes = 1\n')
+    src = tmp_path / "src" / "proj"
+    lines = []
+    for n, text in enumerate(
+        [
+            "tangerine protocol launch checklist",
+            "we picked the tangerine protocol for the launch on Monday",
+            "the rollout of the orange build went fine",
+            "citrus names for every release from now on",
+            "the launch checklist is done, ship it",
+        ]
+    ):
+        lines.append(cc_user("s1", f"u{n}", text, ts=f"2026-11-1{n}T10:00:00Z"))
+        lines.append(cc_assistant("s1", f"a{n}", [{"type": "text", "text": f"noted: {text}"}]))
+    write_lines(src / "s1.jsonl", lines)
+    assert (
+        run_cli("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home).returncode
+        == 0
+    )
+    assert run_cli("embed", home=home).returncode == 0
+    yield home
+    paths = Paths.resolve(home)
+    stop(paths)
+    wait_until(lambda: not running(paths), "the warm process to stop", timeout=30)
+
+
+def search(home: Path, *args: str, env: dict[str, str | None] | None = None) -> tuple[str, str]:
+    done = run_cli("search", *args, home=home, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def test_searches_are_the_same_warm_or_loaded_here(home: Path) -> None:
+    paths = Paths.resolve(home)
+    loaded_here = {q: search(home, q, "--json", env={"CLAWBACK_WARM": "0"})[0] for q in QUERIES}
+    assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
+
+    _, stderr = search(home, QUERIES[0])  # finds none: starts it and waits for it
+    assert "(hybrid, warm)" in stderr
+    assert running(paths) and socket_path(paths).exists()  # type: ignore[union-attr]
+    for query in QUERIES:
+        assert search(home, query, "--json")[0] == loaded_here[query]
+        assert "(hybrid, warm)" in search(home, query)[1]
+    assert json.loads(loaded_here[QUERIES[-1]])  # the vector side found something to compare
+
+
+def test_a_search_that_needs_no_vectors_starts_nothing(home: Path) -> None:
+    paths = Paths.resolve(home)
+    search(home, "launch", "--mode", "keyword")
+    search(home, "launch check*")  # a prefix: keywords alone, whatever the mode
+    assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
+
+
+def test_warm_minutes_0_loads_here_and_starts_nothing(home: Path) -> None:
+    paths = Paths.resolve(home)
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("warm_minutes = 1", "warm_minutes = 0"))
+    _, stderr = search(home, QUERIES[0])
+    assert "(hybrid)" in stderr
+    assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
+
+
+SEARCH_THEN_LIST_MODULES = """\
+import json, sys
+from clawback.cli.main import cli
+cli.main(["search", "launch checklist", "--json"], standalone_mode=False)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_warm_search_loads_neither_numpy_nor_the_vectors(home: Path) -> None:
+    search(home, QUERIES[0])  # the warm process is up
+    done = subprocess.run(
+        [sys.executable, "-c", SEARCH_THEN_LIST_MODULES],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "CLAWBACK_HOME": str(home)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found, _, modules = done.stdout.rstrip("\n").rpartition("\n")
+    assert {hit["found_by"] for hit in json.loads(found)} & {"semantic", "both"}
+    assert [m for m in json.loads(modules) if m.split(".")[0] in ("numpy", "onnxruntime")] == []

@@ -1,0 +1,109 @@
+"""``WarmNearest``: the warm process answers when it listens; a client that finds none starts one
+and waits for it; one that cannot come up, or a reply that is not neighbours, means loading here
+(once), and every answer is the same neighbours either way."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clawback.core.errors import ClawbackError
+from clawback.core.paths import Paths
+from clawback.core.warm import server
+from clawback.core.warm.nearest import HERE, WARM, WarmNearest, answer_nearest, neighbours
+from clawback.core.warm.server import serve, stop
+
+from ..helpers import wait_until
+
+FOUND = [(3, -12345678901234, 0.8125), (1, 42, 0.3333333333333333)]
+
+
+class Fixed:
+    """A vector side that always finds :data:`FOUND` and counts its questions."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int]] = []
+
+    def nearest(self, query: str, limit: int) -> Sequence[tuple[int, int, float]]:
+        self.asked.append((query, limit))
+        return FOUND[:limit]
+
+
+@pytest.fixture
+def paths(tmp_path: Path) -> Iterator[Paths]:
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    paths.vectors.write_bytes(b"")  # a warm process stays up only while the home has vectors
+    yield paths
+    stop(paths)
+
+
+def serve_apart(paths: Paths, side: Fixed) -> threading.Thread:
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return answer_nearest(side, request) or {"text": "", "detail": "not for me"}
+
+    thread = threading.Thread(target=serve, args=(paths, answer), kwargs={"idle_s": 30})
+    thread.start()
+    return thread
+
+
+def test_the_warm_process_answers_with_the_same_neighbours(paths: Paths) -> None:
+    warm_side, here_side = Fixed(), Fixed()
+    thread = serve_apart(paths, warm_side)
+    wait_until(lambda: server.socket_path(paths).exists(), "the socket")  # type: ignore[union-attr]
+    nearest = WarmNearest(paths, lambda: here_side)
+    assert list(nearest.nearest("tangerine", 2)) == FOUND and nearest.answered_by == WARM
+    assert warm_side.asked == [("tangerine", 2)] and here_side.asked == []
+    stop(paths)
+    thread.join(10)
+
+
+def test_none_listening_starts_one_and_waits_for_it(paths: Paths) -> None:
+    warm_side, threads = Fixed(), []
+    nearest = WarmNearest(
+        paths,
+        lambda: pytest.fail("loaded here"),
+        start=lambda: threads.append(serve_apart(paths, warm_side)),
+    )
+    assert list(nearest.nearest("q", 5)) == FOUND and nearest.warm
+    assert len(threads) == 1 and warm_side.asked == [("q", 5)]
+    stop(paths)
+    threads[0].join(10)
+
+
+def test_one_that_never_comes_up_means_loading_here_once(
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server, "TAKES_LOCK_S", 0.2)
+    here_side, loads, starts = Fixed(), [], []
+
+    def load() -> Fixed:
+        loads.append(1)
+        return here_side
+
+    nearest = WarmNearest(paths, load, start=lambda: starts.append(1))
+    assert list(nearest.nearest("a", 2)) == FOUND and nearest.answered_by == HERE
+    assert list(nearest.nearest("b", 1)) == FOUND[:1]
+    assert (loads, starts, here_side.asked) == ([1], [1], [("a", 2), ("b", 1)])
+    # A second client within the minute does not start another, nor wait: it loads at once.
+    again = WarmNearest(paths, load, start=lambda: starts.append(1))
+    again.nearest("c", 1)
+    assert starts == [1] and again.answered_by == HERE
+
+
+def test_a_side_that_cannot_load_here_declines_as_search_expects(paths: Paths) -> None:
+    def cannot() -> Fixed:
+        raise ClawbackError("semantic search needs numpy")
+
+    with pytest.raises(ClawbackError, match="needs numpy"):
+        WarmNearest(paths, cannot).nearest("q", 3)
+
+
+def test_replies_that_hold_no_neighbours_are_not_answers() -> None:
+    assert neighbours(None) is None
+    assert neighbours({"text": "", "detail": "EmbeddingsUnavailable: no model"}) is None
+    assert neighbours({"neighbours": [["x", 1, 0.5]]}) is None
+    assert neighbours({"neighbours": [[1, 2, 0.5]]}) == [(1, 2, 0.5)]
+    assert answer_nearest(Fixed(), {"prompt": "recall this"}) is None
