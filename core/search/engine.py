@@ -232,7 +232,14 @@ def _vector_search(
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
     from clawback.core.search.fusion import first_page, fuse
-    from clawback.core.search.hybrid import above_floor, admit, boost_recent, by_window, timestamps
+    from clawback.core.search.hybrid import (
+        above_floor,
+        admit,
+        boost_recent,
+        by_window,
+        once_each,
+        timestamps,
+    )
 
     results = SearchResults(query=plan.query, mode=mode)
     if not plan.query.strip() or limit <= 0:
@@ -257,6 +264,7 @@ def _vector_search(
             fused = boost_recent(fused, stamps)
         if plan.window is not None:
             fused = by_window(fused, stamps, plan.window)
+    fused = once_each(db, fused)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
     page = first_page(fused, strict, ranked_keyword)[offset : offset + limit]
     matches = {item.id: item.match for item in keyword}

@@ -147,6 +147,29 @@ def test_a_vector_for_changed_text_is_not_trusted(db: sqlite_utils.Database) -> 
     assert [h.entry_id for h in hits] == [3]
 
 
+def test_a_message_copied_into_another_file_shows_once(db: sqlite_utils.Database) -> None:
+    """A resumed session carries its history into a new file: the same turn twice in the first
+    page would push another answer off it."""
+    with write_transaction(db) as conn:
+        conn.execute(
+            "INSERT INTO files (id, source, file_key, path) VALUES (2, 'claude-code', 'r', '/r')"
+        )
+        conn.execute(
+            "INSERT INTO entries (id, file_id, line, role, kind, ts, conversational, text)"
+            " SELECT 5, 2, 1, role, kind, ts, conversational, text FROM entries WHERE id = 1"
+        )
+        conn.execute(
+            "INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries"
+            " WHERE id = 5"
+        )
+    nearest = Nearest(db, {1: 0.9, 5: 0.9, 3: 0.5})
+    for mode in ("semantic", "hybrid"):
+        hits = [
+            h.entry_id for h in search(db, "drop the cache layer", mode=mode, nearest=nearest).hits
+        ]
+        assert len([h for h in hits if h in (1, 5)]) == 1, (mode, hits)
+
+
 def test_recency_boost_favours_new_without_dropping_old(db: sqlite_utils.Database) -> None:
     nearest = Nearest(db, {1: 0.9, 4: 0.9})
     plain = search(db, "x", mode="semantic", nearest=nearest).hits
