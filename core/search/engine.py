@@ -26,6 +26,7 @@ from clawback.core.archive.sessions import project_name
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.candidates import FEW, Candidate, keyword_candidates, ranked
+from clawback.core.search.dates import DateWindow
 from clawback.core.search.filters import SearchFilters
 from clawback.core.search.plan import QueryPlan, plan_query
 from clawback.core.search.prefixes import expand_prefixes
@@ -62,7 +63,7 @@ class SearchHit:
     path: str
     line: int
     sidechain: bool
-    found_by: str = "keyword"  # keyword | semantic | both
+    found_by: str = "keyword"  # keyword | semantic | both | date (a question naming only a time)
     project: str | None = None  # the session's working folder's name, what --project matches
 
     def to_json(self, mark: tuple[str, str] = ("<mark>", "</mark>")) -> dict[str, Any]:
@@ -152,7 +153,9 @@ def search(
     vectors = nearest is not None and (
         mode == "semantic" or (mode == "hybrid" and not plan.exact_only)
     )
-    if not vectors or nearest is None:
+    if plan.when_only and plan.window is not None:
+        results = _asked_then(db, plan.query, plan.window, filters, limit, offset, count)
+    elif not vectors or nearest is None:
         results = _keyword_search(db, plan, filters, limit, offset, score_cap, count)
     else:
         try:
@@ -205,6 +208,32 @@ def _keyword_search(
     if count:
         loose = plan.loose if plan.natural or len(found) > 0 else plan.strict
         results.total, results.total_capped = _count(db, loose and expand_prefixes(db, loose))
+    return results
+
+
+def _asked_then(
+    db: Queryable,
+    query: str,
+    window: DateWindow,
+    filters: SearchFilters,
+    limit: int,
+    offset: int,
+    count: bool,
+) -> SearchResults:
+    """A time and nothing to look for ("what did we do last week?"): what the person asked
+    then, a hit per session, newest first (:mod:`.when`), in every mode: the vector side has
+    nothing to read in such a question but "what happened"."""
+    from clawback.core.search.when import asked_in
+
+    results = SearchResults(query=query)
+    found = asked_in(db, window, filters)
+    for entry in found[offset : offset + limit]:
+        row = db.execute(_PLAIN_DETAILS, {"id": entry}).fetchone()
+        if row is not None:
+            results.hits.append(replace(_hit(row, 1.0, []), found_by="date"))
+    if count:
+        results.total = min(len(found), COUNT_CAP)
+        results.total_capped = len(found) > COUNT_CAP
     return results
 
 

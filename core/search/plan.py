@@ -8,7 +8,9 @@ content words (:mod:`~clawback.core.text.stopwords` dropped) OR-ed and ranked by
 any query whose strict expression finds too little (search decides that). What a person marked
 as exact stays exact in both: a ``"quoted phrase"`` or ``prefix*`` is required, ``-word``
 excluded. A date the question names ("last week", "on May 3") becomes a :class:`DateWindow`
-search favours, and its words are not searched for.
+search favours, and its words are not searched for; a question that names a time and nothing
+else to look for ("what did we do last week?") is :attr:`QueryPlan.when_only`: what was said
+then is its answer (:mod:`.when`).
 
 The vector side reads :attr:`QueryPlan.meaning`: the query without quotes and operators, so a
 quoted title does not switch meaning off. Only a prefix or an exclusion, which vectors cannot
@@ -30,6 +32,13 @@ QUESTION_STARTS = frozenset(
 )
 NATURAL_WORDS = 5  # this many plain words read as a sentence even without a question mark
 NATURAL_STOPWORDS = 2  # ... and so do this many stop words
+#: Words that ask what went on rather than about a topic: with a date and nothing else, "what
+#: happened on May 3?" and "what was I working on last week?" ask for that time itself.
+ACTIVITY_WORDS = frozenset(
+    """happen happened happening happens work worked working done going went busy talk talked
+    discuss discussed chat chatted accomplish accomplished achieve achieved session sessions
+    conversation conversations show recap summary summarize summarise""".split()  # noqa: SIM905
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +54,7 @@ class QueryPlan:
     required: bool  # a phrase or a prefix: every keyword hit holds what was asked for exactly
     highlight: tuple[str, ...]
     window: DateWindow | None
+    when_only: bool = False  # a time and nothing to look for: what was said then answers it
 
 
 def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
@@ -68,6 +78,7 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
         required=any((t.phrase or t.prefix) and not t.exclude for t in terms),
         highlight=parse_query(_join(kept)).terms or typed.terms,
         window=window,
+        when_only=window is not None and all(_activity(t) for t in terms),
     )
 
 
@@ -88,9 +99,20 @@ def is_natural(query: str, plain: list[Term] | None = None) -> bool:
 
 def _content(term: Term) -> bool:
     """Whether a plain word says something about the topic (not a stop word, not one letter)."""
-    word = term.text.lower().strip("?!.,;:'\"()[]")
-    word = word.removesuffix("'s").removesuffix("’s")
+    word = _word(term)
     return len(word) > 1 and word not in STOPWORDS
+
+
+def _word(term: Term) -> str:
+    word = term.text.lower().strip("?!.,;:'\"()[]")
+    return word.removesuffix("'s").removesuffix("’s")
+
+
+def _activity(term: Term) -> bool:
+    """A plain word that says nothing about what to look for, only that something went on."""
+    if term.phrase or term.prefix or term.exclude:
+        return False
+    return not _content(term) or _word(term) in ACTIVITY_WORDS
 
 
 def light_stem(word: str) -> str:
