@@ -1,9 +1,9 @@
 """What the model reads for each chunk, and the fingerprint that says a vector is still valid.
 
-A turn is read with the turn it answers: alone, "yes do it" means nothing, and a short answer
-has lost its question. Only an earlier turn of the same file is used, never a later one: what
-a turn is read with is fixed once it is written, so a session that grows never changes (and
-never re-embeds) the vectors it already has.
+A short turn is read with the turn it answers: alone, "yes do it" or "See ya!" means nothing,
+and "Redis." has lost its question. Only an earlier turn of the same file is used, never a
+later one: what a turn is read with is fixed once it is written, so a session that grows never
+changes (and never re-embeds) the vectors it already has.
 
 This is the one definition of a chunk's text: the worker embeds it, ``clawback embed`` and the
 background embedder through the worker, coverage and follow hash it, and search checks a
@@ -19,16 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 MAX_CHARS = 2_000  # a chunk is at most this long already; the model reads ~256 tokens of it
-WINDOW_CHARS = 1_000  # about what the model reads (256 tokens): the earlier turn fills what is left
-CONTEXT_CHARS = 200  # of the earlier turn, at most
-SHORT_REPLY = 40  # a user turn shorter than this ("yes do it") is read with what it answers
-_MIN_CONTEXT = 40  # less room than this after the turn itself: the turn is read alone
+SHORT_TURN = 40  # a turn shorter than this ("yes do it", "Redis.") is read with what it answers
+CONTEXT_CHARS = 200  # of the turn it answers, at most
 _FIELD = "\x1f"  # between the earlier turn's role and its text in one SQL value
 
-# The nearest earlier conversational text turn by the other speaker in the same file (and the
-# same side of a sidechain): for an answer, the question; for a reply, what it replies to. One
-# value, role and text; only what ``embed_text`` can use is read (whitespace collapses after).
-_CONTEXT = f"""CASE WHEN e.kind = 'text' AND f.source != 'memory' THEN (
+# For a short text turn, the nearest earlier conversational text turn by the other speaker in
+# the same file (and on the same side of a sidechain): for an answer, its question; for a
+# reply, what it replies to. One value, role and text, and only what ``embed_text`` can use.
+# Entries of one line are stored in block order, so ``p.id < e.id`` orders blocks of a line;
+# ``p.line <= e.line`` lets SQLite walk the (file_id, line) index backwards from the turn.
+_CONTEXT = f"""CASE WHEN e.kind = 'text' AND f.source != 'memory'
+                    AND length(e.text) < {SHORT_TURN * 4} THEN (
     SELECT p.role || char(31) || substr(p.text, 1, {CONTEXT_CHARS * 2}) FROM entries p
     WHERE p.file_id = e.file_id AND p.kind = 'text' AND p.conversational = 1
       AND p.role IN ('user', 'assistant') AND p.role != e.role AND p.sidechain = e.sidechain
@@ -50,16 +51,16 @@ def chunk_text(row: Sequence[Any]) -> str:
 def embed_text(
     role: str, kind: str, source: str, text: str, earlier: tuple[str, str] | None = None
 ) -> str:
-    """A chunk as the model reads it: its text, labelled with who said it, and for a turn the
-    turn it answers (``earlier``: ``(role, text)``, see :data:`CHUNK_COLUMNS`).
+    """A chunk as the model reads it: its text, labelled with who said it, and for a short turn
+    the turn it answers (``earlier``: ``(role, text)``, see :data:`CHUNK_COLUMNS`), after it
+    and at most :data:`CONTEXT_CHARS` of it.
 
-    Which turns get one was measured on the question set's dev half and the paraphrases
-    (docs/embeddings.md): an assistant turn reads better with its question, a user turn
-    alone (a new prompt often starts a new subject, and the turn before it only blurred it),
-    unless it is a bare reply (:data:`SHORT_REPLY`). The turn comes first and whole: the earlier
-    turn only fills the room the model has left (:data:`WINDOW_CHARS`), at most
-    :data:`CONTEXT_CHARS` of it, so a long turn is read alone, as before windows existed, and
-    keeps its vector.
+    Only short turns, measured on the question set's dev half and the paraphrases
+    (docs/embeddings.md): reading longer turns with their neighbours as well (an answer with its
+    question, a reply with what it replies to) traded questions found for paraphrases lost and
+    put near-copies of one exchange side by side at the top, never better than each turn
+    alone. A turn of :data:`SHORT_TURN` characters or more reads as it always did, so it keeps
+    its vector.
     """
     body = " ".join(text[:MAX_CHARS].split())
     if source == "memory":
@@ -67,10 +68,9 @@ def embed_text(
     if kind == "compaction":
         return f"summary: {body}"
     own = f"{role}: {body}"
-    room = min(CONTEXT_CHARS, WINDOW_CHARS - len(own))
-    if earlier is None or room < _MIN_CONTEXT or (role == "user" and len(body) >= SHORT_REPLY):
+    if earlier is None or len(body) >= SHORT_TURN:
         return own
-    said = " ".join(earlier[1][: CONTEXT_CHARS * 2].split())[:room]
+    said = " ".join(earlier[1][: CONTEXT_CHARS * 2].split())[:CONTEXT_CHARS]
     return f"{own}\n{earlier[0]}: {said}" if said else own
 
 

@@ -126,7 +126,7 @@ def first_page(
     that liked other messages better; keyword search alone would have shown it first. Measured
     on the question set's dev half: one more question answered in the first 10, paraphrases
     unchanged (docs/embeddings.md). Keeping the vector side's best as well changed nothing there
-    and cost one dev question, so it is not kept (its best is seldom far down the fused list).
+    (its best is seldom far down the fused list), so only the keyword side's is kept.
     """
     protected = [key for key, _ in strict[:KEEP_KEYWORD]]
     protected += [key for key, _ in keyword[:KEEP_BEST] if key not in protected]

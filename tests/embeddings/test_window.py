@@ -1,5 +1,5 @@
-"""What a turn is read with: an answer with its question, a bare reply with what it answers, a
-long turn and a new prompt alone; windows that never change as a session grows, and one
+"""What a turn is read with: a short answer with its question, a bare reply with what it
+answers, every other turn alone; windows that never change as a session grows, and one
 definition of the text that the worker, coverage and search agree on."""
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ def said(uuid: str, text: str) -> dict[str, Any]:
     return cc_assistant("s", uuid, [{"type": "text", "text": text}])
 
 
+ANSWER = "Redis, because the session index is read on every keystroke."
 FIRST = [
     cc_user("s", "u1", QUESTION),
     said("a1", "Redis."),
     cc_user("s", "u2", "yes do it"),
-    said("a2", LONG),
+    said("a2", ANSWER),
+    said("a3", LONG),
     cc_user("s", "u3", "now something else entirely: how do the release notes get written?"),
 ]
 MORE = [said("a3", "From the changelog."), cc_user("s", "u4", "thanks")]
@@ -55,32 +57,35 @@ def worker(home: Home) -> EmbeddingWorker:
     return EmbeddingWorker(home.db, VectorStore.open(home.paths.vectors), HashEmbedder(16))
 
 
-def test_an_answer_is_read_with_its_question_and_a_bare_reply_with_what_it_answers(
+def test_a_short_answer_is_read_with_its_question_and_a_bare_reply_with_what_it_answers(
     home: Home, tmp_path: Path
 ) -> None:
     ingest(home, tmp_path, FIRST)
     read = texts(home)
     assert read["Redis."] == f"assistant: Redis.\nuser: {QUESTION}"
     assert read["yes do it"] == "user: yes do it\nassistant: Redis."
-    # A new prompt starts its own subject: the answer before it would only blur it.
-    prompt = FIRST[4]["message"]["content"]
-    assert read[prompt] == f"user: {prompt}"
-    assert read[QUESTION] == f"user: {QUESTION}"  # nothing before it
-
-
-def test_a_long_turn_is_read_alone_and_keeps_the_vector_it_had(home: Home, tmp_path: Path) -> None:
-    """The model reads about 1,000 characters: a turn filling them gets no earlier turn, so its
-    text (and hash) is what it was before windows, and a rebuild keeps its vector."""
-    ingest(home, tmp_path, FIRST)
-    assert texts(home)[LONG] == embed_text("assistant", "text", "claude-code", LONG)
     short = embed_text("assistant", "text", "claude-code", "ok", ("user", "x" * 900))
     assert short == "assistant: ok\nuser: " + "x" * 200  # at most 200 characters of it
+
+
+def test_every_other_turn_is_read_alone_and_keeps_the_vector_it_had(
+    home: Home, tmp_path: Path
+) -> None:
+    """A turn that says something is read as before windows existed: its text (and hash) did
+    not change, so an upgrade keeps its vector. Measured: reading those with their neighbours
+    too put near-copies of one exchange side by side and found no more answers."""
+    ingest(home, tmp_path, FIRST)
+    read = texts(home)
+    prompt = FIRST[5]["message"]["content"]
+    for role, text in (("user", QUESTION), ("assistant", ANSWER), ("assistant", LONG),
+                       ("user", prompt)):  # fmt: skip
+        assert read[text] == embed_text(role, "text", "claude-code", text)
 
 
 def test_a_growing_session_never_invalidates_the_vectors_it_has(home: Home, tmp_path: Path) -> None:
     ingest(home, tmp_path, FIRST)
     first = worker(home)
-    assert first.run().embedded == 5
+    assert first.run().embedded == 6
     before = first.store.hashes()
     ingest(home, tmp_path, FIRST + MORE)
     again = worker(home)
