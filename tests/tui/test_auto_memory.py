@@ -25,9 +25,10 @@ MEMORY = "# Project memory\n\n- Uploads go to the quokka bucket.\n- See deploys.
 
 
 def plant(home: Home, project: str = PROJECT) -> Path:
-    """Claude Code's auto memory for ``project``, as Claude Code writes it; indexed."""
+    """Claude Code's auto memory for ``project``, as Claude Code writes it; indexed. (The demo
+    has some for its clawback project: ``MEMORY.md`` is replaced, ``releasing.md`` stays.)"""
     folder = Path(home.config.sources.claude_code_path) / project / "memory"
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "MEMORY.md").write_text(MEMORY)
     (folder / "deploys.md").write_text(
         "# Deploys\n\nWeekly.\n\n## Jobs\n\nThe wombat job runs on Sundays.\n"
@@ -85,6 +86,7 @@ async def test_the_pane_lists_auto_memory_per_project_by_the_name_a_person_knows
         "  clawback",
         "    MEMORY.md",
         "    deploys.md",
+        "    releasing.md",
     ]
 
 
@@ -152,7 +154,7 @@ async def test_the_list_follows_files_that_appear_and_go(demo_home: Home) -> Non
         await wait_until(pilot, lambda: "    testing.md" in outline(tree))
         (folder / "deploys.md").unlink()
         await wait_until(pilot, lambda: "    deploys.md" not in outline(tree))
-        assert outline(tree)[-2:] == ["    MEMORY.md", "    testing.md"]
+        assert outline(tree)[-3:] == ["    MEMORY.md", "    releasing.md", "    testing.md"]
 
 
 async def test_a_search_hit_on_auto_memory_opens_it_in_the_pane(demo_home: Home) -> None:
