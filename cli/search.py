@@ -16,7 +16,7 @@ from __future__ import annotations
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
-from clawback.core.errors import ClawbackError
+from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
 from clawback.core.search.engine import MARK_END, MARK_START, MODES, NearestChunks, SearchFilters
@@ -69,6 +69,11 @@ def search_command(
     as_json: bool,
 ) -> None:
     """Search every session by words and meaning (quotes for phrases, foo* prefixes, -word)."""
+    # An empty query (or --session) would search for nothing, or for everything, in silence.
+    if not query.strip():
+        raise UsageError("QUERY is empty: give the words to search for")
+    if session_id is not None and not session_id.strip():
+        raise UsageError("--session is empty: give a session id or id prefix (clawback sessions)")
     conn = open_index(ctx)
     nearest, why, recency = None, None, False
     if mode != "keyword":

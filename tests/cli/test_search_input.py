@@ -81,3 +81,21 @@ def test_a_reversed_range_is_one_clear_error(
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert err == "error: since 2025-07-15 is after until 2025-07-14: nothing can match\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[""], ["   "], ["\t\n"], ["table", "--session", ""], ["table", "--session", " "]],
+    ids=["empty", "spaces", "whitespace", "empty-session", "blank-session"],
+)
+def test_an_empty_query_or_session_is_one_usage_error(
+    home: Path, args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a silent empty search, nor a --session filter quietly ignored."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["--home", str(home), "search", *args, "--json"])
+    assert done.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "is empty" in captured.err
