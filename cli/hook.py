@@ -53,7 +53,8 @@ def _paths(ctx: click.Context) -> Paths:
 @click.pass_context
 def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
     """Index a Claude Code transcript's new lines (started apart by `stop`)."""
-    from clawback.core.hooks.jobs import ingest_job, run_job
+    from clawback.core.hooks.jobs import ingest_job
+    from clawback.core.hooks.run import run_job
 
     paths = _paths(ctx)
     run_job(paths, "stop", "", "", lambda: ingest_job(paths, transcript))
@@ -67,7 +68,8 @@ def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
 def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd: str) -> None:
     """Ingest, then flush memory notes from a Claude Code session (started apart by
     `pre-compact`)."""
-    from clawback.core.hooks.jobs import flush_session, run_job
+    from clawback.core.hooks.jobs import flush_session
+    from clawback.core.hooks.run import run_job
 
     paths = _paths(ctx)
     run_job(
@@ -84,9 +86,8 @@ def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd
 def serve_job(ctx: click.Context) -> None:
     """Serve hybrid recall to the user-prompt hook until idle (started by that hook)."""
     from clawback.core.config import load_config
-    from clawback.core.hooks.jobs import run_job
     from clawback.core.hooks.recall_block import serve_recall
-    from clawback.core.hooks.run import Answer
+    from clawback.core.hooks.run import Answer, run_job
 
     paths = _paths(ctx)
     config = load_config(paths.config)

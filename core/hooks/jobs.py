@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from clawback.core.archive.sessions import project_name
@@ -28,7 +27,6 @@ from clawback.core.db import Queryable
 from clawback.core.home import Home
 from clawback.core.hooks.capture import spawn
 from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state
-from clawback.core.hooks.log import HookRun, record
 from clawback.core.hooks.run import Answer
 from clawback.core.locking import held, lock_free
 from clawback.core.paths import Paths
@@ -113,24 +111,3 @@ def _flush_held(paths: Paths, session_id: str, transcript: Path, cwd: str) -> An
 def ingest_job(paths: Paths, transcript: Path) -> Answer:
     """The job apart behind a ``stop`` with much to read."""
     return Answer(detail=f"{ingest_transcript(paths, transcript)} entries indexed apart")
-
-
-def run_job(
-    paths: Paths, event: str, session_id: str, cwd: str, work: Callable[[], Answer]
-) -> Answer:
-    """Run a job apart and log how it ended, failures included (a job has nobody to tell)."""
-    started = time.monotonic()
-    try:
-        answer = work()
-    except Exception as exc:
-        answer = Answer(
-            outcome="error", detail=f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-        )
-    record(
-        paths.hooks,
-        HookRun(
-            event=event, outcome=answer.outcome, ms=round((time.monotonic() - started) * 1000, 1),
-            session_id=session_id, cwd=cwd, detail=answer.detail,
-        ),
-    )  # fmt: skip
-    return answer

@@ -78,6 +78,30 @@ class HookResult:
     abandoned: bool = False
 
 
+def run_job(
+    paths: Paths, event: str, session_id: str, cwd: str, work: Callable[[], Answer]
+) -> Answer:
+    """Run a job apart and log how it ended, failures included (a job has nobody to tell).
+
+    Here rather than beside the jobs (:mod:`.jobs`, which open a whole home): the warm process
+    is such a job, and a search may wait for it to start."""
+    started = time.monotonic()
+    try:
+        answer = work()
+    except Exception as exc:
+        answer = Answer(
+            outcome="error", detail=f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        )
+    record(
+        paths.hooks,
+        HookRun(
+            event=event, outcome=answer.outcome, ms=round((time.monotonic() - started) * 1000, 1),
+            session_id=session_id, cwd=cwd, detail=answer.detail,
+        ),
+    )  # fmt: skip
+    return answer
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
