@@ -5,10 +5,11 @@ It opens a plain read connection (no migrations, no sqlite-utils) and prints wit
 A home without vectors never loads settings or numpy, so keyword search keeps its start-up.
 Semantic and hybrid modes ask the home's warm process for the chunks nearest the query (it
 holds the model and the vectors, shared with Claude Code's hooks): a search that finds none
-loads them itself (0.5-1 s) and starts one for the next search, which then costs about what a
-keyword search does. The warm process exits after ``hooks.warm_minutes`` idle; 0 (or
-``CLAWBACK_WARM=0``) turns it off and every search loads its own. The results, ``--json``
-included, are the same either way; the summary line says ``warm`` when it answered.
+loads them itself (0.5-1 s) and, once its results are out, starts one for the next search,
+which then costs about what a keyword search does. The warm process exits after
+``hooks.warm_minutes`` idle; 0 (or ``CLAWBACK_WARM=0``) turns it off and every search loads its
+own. The results, ``--json`` included, are the same either way; the summary line says ``warm``
+when it answered.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from clawback.cli.output import note, print_json
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import MARK_END, MARK_START, MODES, NearestChunks, SearchFilters
+from clawback.core.search.engine import (
+    MARK_END,
+    MARK_START,
+    MODES,
+    NearestChunks,
+    SearchFilters,
+    SearchResults,
+)
 from clawback.core.search.front import NOTHING, find
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
@@ -95,6 +103,16 @@ def search_command(
     ).results
     if why or (results.note and results.note != NOTHING):
         note(why or results.note or "")
+    try:
+        _show(query, results, as_json, warm=getattr(nearest, "warm", False))
+    finally:
+        # A WarmNearest that answered here starts a warm process for the next search, now
+        # that the results are out (not while this one loads the same vectors).
+        if nearest is not None and hasattr(nearest, "start_for_next"):
+            nearest.start_for_next()
+
+
+def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> None:
     if as_json:
         print_json([hit.to_json() for hit in results.hits])
         return
@@ -114,7 +132,6 @@ def search_command(
         )
         click.echo(f"    {_render_snippet(hit.snippet)}")
     count = len(results.hits)
-    warm = getattr(nearest, "warm", False)
     click.secho(
         f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"
         + (f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""),

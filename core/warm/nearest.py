@@ -9,11 +9,10 @@ filters, fusion, the floor, snippets) runs here, so a search's results are the s
 the warm process runs the same index over the same store, and JSON carries the similarities
 (Python floats) exactly.
 
-When no warm process listens, ``start`` starts one apart (at most once a minute,
-:func:`~.server.should_start`) and the search waits for it to load, as it would have waited for
-its own loading; it then answers this search and the next ones. When none can come up (the model
-cannot load, starting is off), the neighbours come from ``local``: the model and vectors loaded
-in this process, as before the warm process existed.
+When no warm process runs, the neighbours come from ``local``: the model and the vectors loaded
+in this process, as before the warm process existed; once the results are out,
+:meth:`WarmNearest.start_for_next` starts one apart for the next search. One that is still
+loading is waited for.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from clawback.core.warm.server import ask, should_start, wait_listening
 
 NEAREST = "nearest"  # the request's key: {"nearest": query, "limit": n}
 ASK_TIMEOUT_S = 2.0  # the warm process answers in milliseconds; more means it is stuck
-WAIT_S = 15.0  # for one that is loading: about 1 s for 87,000 vectors, more on a busy machine
+WAIT_S = 15.0  # for one still loading: about 1 s for 87,000 vectors, more on a busy machine
 WARM, HERE = "warm", "here"
 
 
@@ -36,8 +35,9 @@ class WarmNearest:
 
     ``local()`` builds the vector side in this process (raising ``ClawbackError`` when it
     cannot: search then answers by words, with that note); it is called at most once, and only
-    when the warm process did not answer. ``answered_by`` says who answered the last query
-    (:data:`WARM` or :data:`HERE`), for the person and the tests.
+    when no warm process answered. ``start()`` starts one apart (:meth:`start_for_next`).
+    ``answered_by`` says who answered the last query (:data:`WARM` or :data:`HERE`), for the
+    person and the tests.
     """
 
     def __init__(
@@ -61,7 +61,9 @@ class WarmNearest:
         if self._here is None:
             request = {NEAREST: query, "limit": limit}
             found = neighbours(ask(self.paths, request, self.timeout))
-            if found is None and self._came_up():
+            if found is None and wait_listening(self.paths, self.wait_s):
+                # One is loading (started by a hook or the search before): waiting for it
+                # beats loading the same vectors beside it on a small machine.
                 found = neighbours(ask(self.paths, request, self.timeout))
             if found is not None:
                 self.answered_by = WARM
@@ -70,18 +72,18 @@ class WarmNearest:
         self.answered_by = HERE
         return self._here.nearest(query, limit)
 
-    def _came_up(self) -> bool:
-        """Start a warm process (unless one is loading already) and wait until it listens.
+    def start_for_next(self) -> bool:
+        """After a search this process answered itself, start a warm process for the next one
+        (at most once a minute, :func:`~.server.should_start`); whether it did.
 
-        Waiting beats loading here as well: two processes loading the same vectors at once on
-        the 2-core machine took longer than one (1.4-2.9 s against 1.0-1.2 s for the 87,000
-        vectors of the 200 MB bench archive)."""
-        if self.start is None:
+        Called once the results are out, not when the search starts: a warm process loading
+        beside this one made a first search on the 200 MB corpus take 1.4-2.9 s instead of
+        1.0-1.2 s on the 2-core machine, and one waited for took 1.7 s (it loads all that this
+        process would, and starts a process first)."""
+        if self._here is None or self.start is None or not should_start(self.paths):
             return False
-        started = should_start(self.paths)
-        if started:
-            self.start()
-        return wait_listening(self.paths, just_started=started, timeout=self.wait_s)
+        self.start()
+        return True
 
     @property
     def warm(self) -> bool:

@@ -34,7 +34,6 @@ SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 STARTED_NAME = "warm.started"
 RESTART_AFTER_S = 60.0
-TAKES_LOCK_S = 5.0  # a process just started has taken the home's lock by then, or failed
 POLL_S = 0.01
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 STOP = {"stop": True}
@@ -100,26 +99,18 @@ def should_start(paths: Paths) -> bool:
     return True
 
 
-def wait_listening(paths: Paths, *, just_started: bool, timeout: float) -> bool:
-    """Wait until this home's warm process listens; ``False`` as soon as it is clear none will
-    (none holds the home, or the one that did has gone) or after ``timeout``.
-
-    ``just_started``: a process was started a moment ago, so give it :data:`TAKES_LOCK_S` to
-    start and take the home's lock before deciding that none runs."""
+def wait_listening(paths: Paths, timeout: float) -> bool:
+    """Wait while this home's warm process loads, until it listens; ``False`` at once when none
+    runs, as soon as it gives up (the model cannot load, say), or after ``timeout``."""
     path = socket_path(paths)
     if path is None:
         return False
-    started = time.monotonic()
-    seen = False
-    while time.monotonic() - started < timeout:
+    deadline = time.monotonic() + timeout
+    while running(paths) and time.monotonic() < deadline:
         if path.exists():
             return True
-        if running(paths):
-            seen = True
-        elif seen or not just_started or time.monotonic() - started > TAKES_LOCK_S:
-            return False  # it gave up (the model cannot load, say), or never came
         time.sleep(POLL_S)
-    return False
+    return path.exists()
 
 
 def _read_line(conn: socket.socket) -> bytes:

@@ -1,7 +1,7 @@
-"""``clawback search`` by meaning through the home's warm process: a search that finds none starts
-it (and waits for it rather than loading the vectors twice), later searches ask it, and what
-they print is exactly what a search that loads everything itself prints. Real processes: the
-warm process is the installed ``clawback hook serve``, the one the hooks start too."""
+"""``clawback search`` by meaning through the home's warm process: a search that finds none loads
+the vectors itself and then starts it, later searches ask it, and what they print is exactly
+what a search that loads everything itself prints. Real processes: the warm process is the
+installed ``clawback hook serve``, the one the hooks start too."""
 
 from __future__ import annotations
 
@@ -71,9 +71,11 @@ def test_searches_are_the_same_warm_or_loaded_here(home: Path) -> None:
     loaded_here = {q: search(home, q, "--json", env={"CLAWBACK_WARM": "0"})[0] for q in QUERIES}
     assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
 
-    _, stderr = search(home, QUERIES[0])  # finds none: starts it and waits for it
-    assert "(hybrid, warm)" in stderr
-    assert running(paths) and socket_path(paths).exists()  # type: ignore[union-attr]
+    _, stderr = search(home, QUERIES[0])  # finds none: answers itself, then starts it
+    assert "(hybrid)" in stderr and (paths.hooks / STARTED_NAME).exists()
+    listening = socket_path(paths)
+    assert listening is not None
+    wait_until(lambda: running(paths) and listening.exists(), "the warm process", timeout=60)
     for query in QUERIES:
         assert search(home, query, "--json")[0] == loaded_here[query]
         assert "(hybrid, warm)" in search(home, query)[1]
@@ -105,7 +107,9 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def test_a_warm_search_loads_neither_numpy_nor_the_vectors(home: Path) -> None:
-    search(home, QUERIES[0])  # the warm process is up
+    paths = Paths.resolve(home)
+    search(home, QUERIES[0])  # starts the warm process
+    wait_until(lambda: socket_path(paths).exists(), "the warm process", timeout=60)  # type: ignore[union-attr]
     done = subprocess.run(
         [sys.executable, "-c", SEARCH_THEN_LIST_MODULES],
         capture_output=True, text=True, timeout=60, check=False,

@@ -1,6 +1,6 @@
-"""``WarmNearest``: the warm process answers when it listens; a client that finds none starts one
-and waits for it; one that cannot come up, or a reply that is not neighbours, means loading here
-(once), and every answer is the same neighbours either way."""
+"""``WarmNearest``: the warm process answers when it listens, and is waited for while it loads;
+without one the neighbours are loaded here (once), and a warm process is started for the next
+search only after this one; every answer is the same neighbours either way."""
 
 from __future__ import annotations
 
@@ -60,23 +60,9 @@ def test_the_warm_process_answers_with_the_same_neighbours(paths: Paths) -> None
     thread.join(10)
 
 
-def test_none_listening_starts_one_and_waits_for_it(paths: Paths) -> None:
-    warm_side, threads = Fixed(), []
-    nearest = WarmNearest(
-        paths,
-        lambda: pytest.fail("loaded here"),
-        start=lambda: threads.append(serve_apart(paths, warm_side)),
-    )
-    assert list(nearest.nearest("q", 5)) == FOUND and nearest.warm
-    assert len(threads) == 1 and warm_side.asked == [("q", 5)]
-    stop(paths)
-    threads[0].join(10)
-
-
-def test_one_that_never_comes_up_means_loading_here_once(
-    paths: Paths, monkeypatch: pytest.MonkeyPatch
+def test_none_running_means_loading_here_once_then_starting_one_for_next_time(
+    paths: Paths,
 ) -> None:
-    monkeypatch.setattr(server, "TAKES_LOCK_S", 0.2)
     here_side, loads, starts = Fixed(), [], []
 
     def load() -> Fixed:
@@ -86,11 +72,43 @@ def test_one_that_never_comes_up_means_loading_here_once(
     nearest = WarmNearest(paths, load, start=lambda: starts.append(1))
     assert list(nearest.nearest("a", 2)) == FOUND and nearest.answered_by == HERE
     assert list(nearest.nearest("b", 1)) == FOUND[:1]
-    assert (loads, starts, here_side.asked) == ([1], [1], [("a", 2), ("b", 1)])
-    # A second client within the minute does not start another, nor wait: it loads at once.
+    assert (loads, here_side.asked) == ([1], [("a", 2), ("b", 1)])
+    assert starts == []  # not while this search loads the same vectors
+    assert nearest.start_for_next() and starts == [1]
+    # Another search within the minute (that one never came up) does not start another.
     again = WarmNearest(paths, load, start=lambda: starts.append(1))
     again.nearest("c", 1)
-    assert starts == [1] and again.answered_by == HERE
+    assert not again.start_for_next() and starts == [1]
+
+
+def test_one_still_loading_is_waited_for(paths: Paths) -> None:
+    warm_side, loading = Fixed(), threading.Event()
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        return answer_nearest(warm_side, request) or {}
+
+    thread = threading.Thread(
+        target=serve, args=(paths, answer), kwargs={"idle_s": 30, "warm": loading.wait}
+    )
+    thread.start()
+    wait_until(lambda: server.running(paths), "the warm process to take the home")
+    threading.Timer(0.3, loading.set).start()  # it loads for a while, then listens
+    nearest = WarmNearest(paths, lambda: pytest.fail("loaded here too"), start=lambda: None)
+    assert list(nearest.nearest("q", 5)) == FOUND and nearest.warm
+    assert not nearest.start_for_next()  # it answered: nothing to start
+    stop(paths)
+    thread.join(10)
+
+
+def test_nothing_is_started_when_nothing_was_loaded_here(paths: Paths) -> None:
+    def cannot() -> Fixed:
+        raise ClawbackError("semantic search unavailable (no model)")
+
+    starts: list[int] = []
+    nearest = WarmNearest(paths, cannot, start=lambda: starts.append(1))
+    with pytest.raises(ClawbackError):
+        nearest.nearest("q", 3)
+    assert not nearest.start_for_next() and starts == []  # the same model would not load there
 
 
 def test_a_side_that_cannot_load_here_declines_as_search_expects(paths: Paths) -> None:
