@@ -35,6 +35,7 @@ LOCK_NAME = "warm.lock"
 STARTED_NAME = "warm.started"
 RESTART_AFTER_S = 60.0
 POLL_S = 0.01
+TAKES_LOCK_S = 3.0  # a process started this long ago has taken the home's lock, or failed
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 STOP = {"stop": True}
 #: a Unix socket's path is limited to about 104-108 bytes by the OS
@@ -85,15 +86,11 @@ def should_start(paths: Paths) -> bool:
     started again on every prompt or search). Marks the start when it says yes."""
     if running(paths):
         return False
-    marker = paths.hooks / STARTED_NAME
-    try:
-        if time.time() - marker.stat().st_mtime < RESTART_AFTER_S:
-            return False
-    except OSError:
-        pass
+    if _started_within(paths, RESTART_AFTER_S):
+        return False
     try:
         ensure_private_dir(paths.hooks)
-        marker.touch()
+        (paths.hooks / STARTED_NAME).touch()
     except OSError:
         return False
     return True
@@ -101,16 +98,31 @@ def should_start(paths: Paths) -> bool:
 
 def wait_listening(paths: Paths, timeout: float) -> bool:
     """Wait while this home's warm process loads, until it listens; ``False`` at once when none
-    runs, as soon as it gives up (the model cannot load, say), or after ``timeout``."""
+    runs or is starting, as soon as it gives up (the model cannot load, say), or after
+    ``timeout``. One started in the last :data:`TAKES_LOCK_S` (by the search before, a moment
+    ago) counts as starting until it has taken the home's lock."""
     path = socket_path(paths)
     if path is None:
         return False
-    deadline = time.monotonic() + timeout
-    while running(paths) and time.monotonic() < deadline:
+    began = time.monotonic()
+    starting = _started_within(paths, TAKES_LOCK_S)
+    seen = False
+    while time.monotonic() - began < timeout:
         if path.exists():
             return True
+        if running(paths):
+            seen = True
+        elif seen or not starting or time.monotonic() - began > TAKES_LOCK_S:
+            return False
         time.sleep(POLL_S)
     return path.exists()
+
+
+def _started_within(paths: Paths, seconds: float) -> bool:
+    try:
+        return time.time() - (paths.hooks / STARTED_NAME).stat().st_mtime < seconds
+    except OSError:
+        return False
 
 
 def _read_line(conn: socket.socket) -> bytes:

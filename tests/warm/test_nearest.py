@@ -61,8 +61,9 @@ def test_the_warm_process_answers_with_the_same_neighbours(paths: Paths) -> None
 
 
 def test_none_running_means_loading_here_once_then_starting_one_for_next_time(
-    paths: Paths,
+    paths: Paths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(server, "TAKES_LOCK_S", 0.2)  # the one started below never comes
     here_side, loads, starts = Fixed(), [], []
 
     def load() -> Fixed:
@@ -75,10 +76,27 @@ def test_none_running_means_loading_here_once_then_starting_one_for_next_time(
     assert (loads, here_side.asked) == ([1], [("a", 2), ("b", 1)])
     assert starts == []  # not while this search loads the same vectors
     assert nearest.start_for_next() and starts == [1]
-    # Another search within the minute (that one never came up) does not start another.
+    # The next search gives the one just started a moment to take the home, then loads here
+    # when it never does; within the minute it does not start another.
     again = WarmNearest(paths, load, start=lambda: starts.append(1))
     again.nearest("c", 1)
+    assert again.answered_by == HERE and loads == [1, 1]
     assert not again.start_for_next() and starts == [1]
+
+
+def test_the_next_search_waits_for_the_one_just_started(paths: Paths) -> None:
+    """A script's second search, a moment after the first started a warm process that has not
+    yet taken the home: it waits for it instead of loading the vectors beside it."""
+    warm_side, threads = Fixed(), []
+    first = WarmNearest(paths, Fixed, start=lambda: None)
+    first.nearest("a", 1)
+    assert first.start_for_next()  # marks it started; the process itself comes a bit later
+    threading.Timer(0.3, lambda: threads.append(serve_apart(paths, warm_side))).start()
+    second = WarmNearest(paths, lambda: pytest.fail("loaded here too"))
+    assert list(second.nearest("b", 2)) == FOUND and second.warm
+    stop(paths)
+    wait_until(lambda: threads, "the server thread")
+    threads[0].join(10)
 
 
 def test_one_still_loading_is_waited_for(paths: Paths) -> None:
