@@ -172,3 +172,22 @@ async def test_a_search_hit_on_auto_memory_opens_it_in_the_pane(demo_home: Home)
         assert pane.current.title == "Claude Code · clawback · deploys.md"
         assert app.focused is editor and editor.cursor_location[0] == 4  # at the hit's section
         assert "wombat" in editor.text
+
+
+async def test_a_project_folded_stays_folded_when_the_list_refreshes(demo_home: Home) -> None:
+    plant(demo_home)
+    other = plant(demo_home, "-srv-no-sessions")
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_memory(app, pilot)
+        tree = pane.query_one(MemoryTree)
+        tree.focus()
+        tree.move_cursor_to_line(outline(tree).index("  clawback"))
+        await pilot.press("enter")  # folds it
+        await settle(pilot)
+        (other / "new.md").write_text("# New\n")
+        app.post_message(ArchiveChanged(ChangeBatch(frozenset({other / "new.md"}))))
+        await settle(pilot)
+        shown = outline(tree)
+    assert "    new.md" in shown
+    assert shown[-1] == "  clawback"  # folded: its files stay out of sight
