@@ -79,8 +79,8 @@ def test_ingest_and_search_json_contract(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ['"', "(", "AND", ":", "*", "", "NEAR(", "a OR", "-", '"unbalanced']
-)
+    "query", ['"', "(", "AND", ":", "*", "NEAR(", "a OR", "-", '"unbalanced']
+)  # an empty query is a usage error (tests/cli/test_search_input.py)
 def test_odd_queries_never_fail(tmp_path: Path, query: str) -> None:
     result = run("search", query, "--json", home=tmp_path)
     assert result.returncode == 0, result.stderr
