@@ -132,6 +132,10 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
         )
         click.echo(f"    {_render_snippet(hit.snippet)}")
     count = len(results.hits)
+    if results.window is not None:  # a question naming only a time: say how it was read
+        first, last = results.window.days()
+        span = first if first == last else f"{first} to {last}"
+        click.secho(f"what you asked {span}, a session each, newest first", err=True, dim=True)
     click.secho(
         f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"
         + (f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""),

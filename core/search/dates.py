@@ -58,6 +58,11 @@ class DateWindow:
     def contains(self, ts: str | None) -> bool:
         return ts is not None and self.since <= ts < self.until
 
+    def days(self) -> tuple[str, str]:
+        """The first and the last day, as a person reads them (``until`` is the day after)."""
+        last = date.fromisoformat(self.until[:10]) - timedelta(days=1)
+        return self.since[:10], last.isoformat()
+
 
 def date_window(query: str, today: date | None = None) -> DateWindow | None:
     """The time the query names, or ``None``: the earliest match in the text wins."""

@@ -82,6 +82,7 @@ class SearchResults:
     seconds: float = 0.0
     mode: str = "keyword"  # the mode that ran (hybrid falls back to keyword, see ``note``)
     note: str | None = None  # one line for the person when the asked-for mode could not run
+    window: DateWindow | None = None  # the time a question naming only a time asked about
 
 
 class NearestChunks(Protocol):
@@ -225,7 +226,7 @@ def _asked_then(
     nothing to read in such a question but "what happened"."""
     from clawback.core.search.when import asked_in
 
-    results = SearchResults(query=query)
+    results = SearchResults(query=query, window=window)
     found = asked_in(db, window, filters)
     for entry in found[offset : offset + limit]:
         row = db.execute(_PLAIN_DETAILS, {"id": entry}).fetchone()

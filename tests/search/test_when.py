@@ -120,6 +120,8 @@ def test_what_the_person_asked_then_a_session_each_newest_first(db: sqlite_utils
     # Claude's answer, each longer
     assert hits[1].snippet.startswith("please look into why the nightly export")
     assert {hit.found_by for hit in hits} == {"date"} and not found.results.note
+    window = found.results.window
+    assert window is not None and window.days() == ("2026-05-04", "2026-05-10")
 
 
 def test_every_mode_answers_it_the_same_without_the_vector_side(db: sqlite_utils.Database) -> None:

@@ -1,0 +1,38 @@
+"""``clawback search`` with a question that only names a time: what was asked then, a session
+each, newest first, said so on stderr; the JSON hits say they were found by the date."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..cli_runner import run_cli
+from ..helpers import cc_user, write_lines
+
+
+def test_what_happened_on_a_day(tmp_path: Path) -> None:
+    src = tmp_path / "src" / "proj"
+    write_lines(
+        src / "a.jsonl",
+        [cc_user("a", "a1", "migrate the billing tables", ts="2026-05-04T09:00:00Z")],
+    )
+    write_lines(
+        src / "b.jsonl", [cc_user("b", "b1", "write the release notes", ts="2026-05-04T17:00:00Z")]
+    )
+    write_lines(
+        src / "c.jsonl", [cc_user("c", "c1", "another day entirely", ts="2026-05-05T09:00:00Z")]
+    )
+    home = tmp_path / "home"
+    assert (
+        run_cli("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home).returncode
+        == 0
+    )
+
+    shown = run_cli("search", "what happened on May 4, 2026?", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.index("write the release notes") < shown.stdout.index("migrate the billing")
+    assert "another day" not in shown.stdout
+    assert "what you asked 2026-05-04, a session each, newest first" in shown.stderr
+
+    hits = json.loads(run_cli("search", "2026-05-04", "--json", home=home).stdout)
+    assert [(h["session_id"], h["found_by"]) for h in hits] == [("b", "date"), ("a", "date")]
