@@ -3,6 +3,7 @@ opened, edited and saved like clawback's files, and where a search hit on it lea
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,23 @@ async def test_a_project_folded_stays_folded_when_the_list_refreshes(demo_home: 
         shown = outline(tree)
     assert "    new.md" in shown
     assert shown[-1] == "  clawback"  # folded: its files stay out of sight
+
+
+async def test_a_memory_hit_from_neither_folder_is_named_not_opened(
+    demo_home: Home, tmp_path: Path
+) -> None:
+    """A memory file indexed from a folder that is no longer the workspace (its setting
+    changed) cannot be edited here: one notification names it, the pane stays as it was."""
+    from clawback.tui.panes.search import SearchPane
+
+    plant(demo_home)
+    [hit] = search(demo_home.db, "wombat", SearchFilters(source="memory")).hits
+    moved = replace(hit, path=str(tmp_path / "old-workspace" / "memory" / "x.md"))
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_memory(app, pilot)
+        before = pane.current
+        app.post_message(SearchPane.HitChosen(moved))
+        await settle(pilot)
+        assert pane.current == before
+        assert any("not a memory file this app edits" in str(n.message) for n in app._notifications)
