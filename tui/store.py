@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,14 @@ from clawback.core.ingest.sources import SourceRoot, configured_roots
 from clawback.core.memory.auto_memory import (
     ProjectMemory,
     auto_memory_roots,
+    auto_memory_title,
     list_auto_memory,
+    locate,
     with_working_folders,
 )
 from clawback.core.memory.files import Workspace
-from clawback.core.search.engine import NearestChunks, SearchFilters, SearchResults
+from clawback.core.records import Source
+from clawback.core.search.engine import NearestChunks, SearchFilters, SearchHit, SearchResults
 from clawback.core.search.front import find
 
 ProgressFactory = Callable[[int, int], Progress]
@@ -169,9 +173,30 @@ class Store:
                 if "interrupted" in str(exc):
                     raise Superseded from None
                 raise
+            results.hits = self._auto_memory_named(db, results.hits)
         if ticket != self._latest_search:
             raise Superseded
         return results
+
+    def _auto_memory_named(
+        self, db: sqlite_utils.Database, hits: list[SearchHit]
+    ) -> list[SearchHit]:
+        """Hits in Claude Code's auto memory titled as the memory pane names the file: its
+        key (``-home-me-proj/memory/MEMORY.md``) means little to a person."""
+        roots = self.auto_memory_roots()
+        labels: dict[Path, str] = {}
+        named = []
+        for hit in hits:
+            found = locate(roots, Path(hit.path)) if hit.source == Source.MEMORY else None
+            if found is None:
+                named.append(hit)
+                continue
+            folder, name = found
+            if folder not in labels:
+                [project] = with_working_folders(db, [ProjectMemory(folder.parent.name, folder)])
+                labels[folder] = project.label
+            named.append(replace(hit, session_title=auto_memory_title(labels[folder], name)))
+        return named
 
     def _covered(self, coverage: Any) -> None:
         self.embedded = coverage  # read by the search pane's status; one reference, no lock

@@ -63,6 +63,12 @@ class ProjectMemory:
         return Workspace(self.folder)
 
 
+def auto_memory_title(label: str, name: str) -> str:
+    """How one of these files is named where a person sees it (the memory pane, a search hit):
+    whose memory it is, which project, which file."""
+    return f"Claude Code · {label} · {name}"
+
+
 def auto_memory_roots(config: Config, paths: Paths) -> list[SourceRoot]:
     """The roots the ingest walks for Claude Code's auto memory (none when the Claude Code
     source is switched off)."""

@@ -12,6 +12,7 @@ from clawback.core.search.engine import SearchFilters, search
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.panes.memory import MemoryPane
 from clawback.tui.panes.memory_tree import CLAUDE_CODE_BRANCH, MemoryTree
+from clawback.tui.panes.search import SearchPane, hit_row
 from clawback.tui.screens.dialogs import ChoiceScreen
 from clawback.tui.watcher import ArchiveChanged, ChangeBatch
 from textual.pilot import Pilot
@@ -165,6 +166,9 @@ async def test_a_search_hit_on_auto_memory_opens_it_in_the_pane(demo_home: Home)
         await settle(pilot)
         await pilot.press("ctrl+f", *"wombat")
         await settle(pilot)
+        [hit] = app.query_one(SearchPane)._hits  # named as the memory pane names the file
+        assert str(hit_row(hit)).startswith("0.")
+        assert "  Claude Code · clawback · deploys.md  memory" in str(hit_row(hit))
         await pilot.press("enter")
         await settle(pilot)
         pane = app.query_one(MemoryPane)
@@ -199,8 +203,6 @@ async def test_a_memory_hit_from_neither_folder_is_named_not_opened(
 ) -> None:
     """A memory file indexed from a folder that is no longer the workspace (its setting
     changed) cannot be edited here: one notification names it, the pane stays as it was."""
-    from clawback.tui.panes.search import SearchPane
-
     plant(demo_home)
     [hit] = search(demo_home.db, "wombat", SearchFilters(source="memory")).hits
     moved = replace(hit, path=str(tmp_path / "old-workspace" / "memory" / "x.md"))

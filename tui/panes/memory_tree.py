@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawback.core.memory.auto_memory import ProjectMemory
+from clawback.core.memory.auto_memory import ProjectMemory, auto_memory_title
 from clawback.core.memory.files import MemoryFile, Workspace
 from rich.text import Text
 from textual import on
@@ -46,7 +46,7 @@ class MemoryDoc:
     def title(self) -> str:
         if self.project is None:
             return self.name
-        return f"Claude Code · {self.project} · {self.name}"
+        return auto_memory_title(self.project, self.name)
 
 
 def _label(file: MemoryFile) -> Text:
