@@ -204,8 +204,10 @@ def main() -> None:
         index, per_second, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
         recall_table(home, index, pairs)
         size = sum(path.stat().st_size for path in (work / "home").glob("embeddings.db*"))
+        # With their write-ahead logs: the index may not be checkpointed yet.
+        indexed = sum(path.stat().st_size for path in (work / "home").glob("clawback.db*"))
         print(f"vector store {size / 1e6:.1f} MB for {index.store.count():,} chunks; "
-              f"index {(work / 'home' / 'clawback.db').stat().st_size / 1e6:.1f} MB")  # fmt: skip
+              f"index {indexed / 1e6:.1f} MB")  # fmt: skip
         home.close()
         needles(work, args.threads, args.needle_mb)
         if args.scale_mb:
