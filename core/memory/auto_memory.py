@@ -16,6 +16,7 @@ ran in, as the index knows it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -31,6 +32,7 @@ from clawback.core.paths import Paths
 from clawback.core.records import Source
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+DEEPEST = 32  # folders below the root a project's working folder may be found at
 
 
 @dataclass(frozen=True)
@@ -106,26 +108,66 @@ def list_auto_memory(
 
 
 def with_working_folders(db: Queryable, projects: list[ProjectMemory]) -> list[ProjectMemory]:
-    """``projects`` with the working folder each one's sessions ran in, where indexed.
+    """``projects`` with the working folder each one is about, where it can be told.
 
-    Of a project's sessions, a working folder whose name Claude Code encodes as the project's
-    folder name wins (a session may have started elsewhere); else the latest one's.
+    Of a project's indexed sessions, a working folder Claude Code encodes as the project's
+    folder name wins (a session may have started elsewhere), else the latest one's. With no
+    session indexed (its transcripts were deleted before clawback read them), the existing
+    folder whose encoding the name is, found on disk (:func:`folder_on_disk`).
     """
     labelled = []
     for memory in projects:
         start = f"{memory.project}/"
         rows = db.execute(
-            """SELECT DISTINCT s.cwd FROM files f JOIN sessions s ON s.id = f.session_id
+            """SELECT s.cwd, max(s.updated_at) AS latest
+               FROM files f JOIN sessions s ON s.id = f.session_id
                WHERE f.source = ? AND f.file_key >= ? AND f.file_key < ?
                  AND s.cwd IS NOT NULL AND s.cwd != ''
-               ORDER BY s.updated_at DESC LIMIT 20""",
+               GROUP BY s.cwd ORDER BY latest DESC LIMIT 20""",
             (Source.CLAUDE_CODE.value, start, start[:-1] + "0"),  # "0" follows "/"
         ).fetchall()
-        folders = [cwd for (cwd,) in rows]
-        exact = [cwd for cwd in folders if _NOT_ALNUM.sub("-", cwd) == memory.project]
-        cwd = (exact or folders or [None])[0]
+        folders = [cwd for cwd, _latest in rows]
+        exact = [cwd for cwd in folders if encoded(cwd) == memory.project]
+        cwd = (exact or folders or [None])[0] or folder_on_disk(memory.project)
         labelled.append(replace(memory, cwd=cwd))
     return labelled
+
+
+def encoded(folder: str) -> str:
+    """The name Claude Code gives a working folder's project: every character but ASCII
+    letters and digits becomes ``-``."""
+    return _NOT_ALNUM.sub("-", folder)
+
+
+def folder_on_disk(project: str, root: str = "/") -> str | None:
+    """The existing folder below ``root`` that ``project`` encodes, or ``None``.
+
+    Encoding loses which ``-`` was a ``/``, so this walks down: at each level, the entries
+    whose encoded name starts what is left (a few listings, at most ``DEEPEST`` deep; tried
+    longest first, backing up on a dead end).
+    """
+    if not project.startswith("-"):
+        return None
+
+    def walk(folder: str, rest: str, depth: int) -> str | None:
+        if not rest:
+            return folder
+        if depth >= DEEPEST:
+            return None
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        fits = [n for n in names if rest == encoded(n) or rest.startswith(encoded(n) + "-")]
+        for name in sorted(fits, key=len, reverse=True):
+            path = os.path.join(folder, name)
+            if os.path.isdir(path):
+                found = walk(path, rest[len(name) + 1 :], depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(root, project[1:], 0)
 
 
 def locate(roots: Iterable[SourceRoot], path: Path) -> tuple[Path, str] | None:

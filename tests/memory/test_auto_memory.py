@@ -10,6 +10,8 @@ from pathlib import Path
 from clawback.core.home import Home
 from clawback.core.memory.auto_memory import (
     auto_memory_roots,
+    encoded,
+    folder_on_disk,
     list_auto_memory,
     locate,
     with_working_folders,
@@ -115,3 +117,28 @@ def test_locate_names_a_path_of_auto_memory_only(home: Home, cc_root: Path) -> N
     assert locate(roots, path) == (path.parent, "topic.md")
     assert locate(roots, cc_root / "-home-u-proj" / "s1.jsonl") is None
     assert locate(roots, home.workspace / "MEMORY.md") is None
+
+
+def test_without_sessions_the_folder_is_found_on_disk(
+    home: Home, cc_root: Path, tmp_path: Path
+) -> None:
+    """Claude Code deleted the transcripts before clawback read them, the memory stayed."""
+    folder = tmp_path / "work" / "my-api.v2"
+    folder.mkdir(parents=True)
+    (tmp_path / "work" / "my").mkdir()  # a dead end the walk backs out of
+    project = encoded(str(folder))
+    assert project.startswith("-") and "my-api-v2" in project
+    _memory(cc_root, project, {"MEMORY.md": "m\n"})
+    listed = list_auto_memory(auto_memory_roots(home.config, home.paths))
+    [memory] = with_working_folders(home.db, listed)
+    assert (memory.cwd, memory.label) == (str(folder), "my-api.v2")
+
+
+def test_folder_on_disk_prefers_the_longest_name_and_gives_up_on_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a-b").mkdir()
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert folder_on_disk("-a-b", str(tmp_path)) == str(tmp_path / "a-b")
+    (tmp_path / "a" / "b" / "c").mkdir()
+    assert folder_on_disk("-a-b-c", str(tmp_path)) == str(tmp_path / "a" / "b" / "c")
+    assert folder_on_disk("-a-x", str(tmp_path)) is None
+    assert folder_on_disk("no-leading-dash", str(tmp_path)) is None
