@@ -7,7 +7,9 @@ runner; each event's handler is imported by the runner when that event comes. Th
 script answers the exact command ``hooks install`` writes without loading click at all
 (:mod:`clawback.cli.entry`); this group is the same answer for every other spelling.
 
-The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart.
+The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart; the
+hidden ``serve`` is the home's warm process (:mod:`clawback.core.warm`), which the
+``user-prompt`` hook and ``clawback search`` start.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd
 @hook.command(name="serve", hidden=True)
 @click.pass_context
 def serve_job(ctx: click.Context) -> None:
-    """Serve hybrid recall to the user-prompt hook until idle (started by that hook)."""
+    """Keep the model and vectors warm until idle: recall for the user-prompt hook, nearest
+    chunks for `clawback search` (started by either)."""
     from clawback.core.config import load_config
     from clawback.core.hooks.recall_block import serve_recall
     from clawback.core.hooks.run import Answer, run_job

@@ -21,10 +21,13 @@ from clawback.core.search.filters import SearchFilters
 
 SUBSTANTIVE = 400  # characters: a prompt this long says what the session was about
 
+# CROSS JOIN keeps SQLite's order: each session's entries of the window through the index on
+# (session_id, ts), instead of a scan of every entry. On the 200 MB corpus: a day 4 ms instead
+# of 45, a month 53 instead of 69; a whole year (a quarter of the archive) 146 instead of 104.
 _ASKED = """
 SELECT e.id, e.session_id, e.ts, min(length(e.text), {substantive})
 FROM sessions s
-JOIN entries e ON e.session_id = s.id
+CROSS JOIN entries e ON e.session_id = s.id
 JOIN files f ON f.id = e.file_id
 WHERE {where}
 """
