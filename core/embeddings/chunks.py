@@ -21,15 +21,19 @@ from typing import Any
 MAX_CHARS = 2_000  # a chunk is at most this long already; the model reads ~256 tokens of it
 SHORT_TURN = 40  # a turn shorter than this ("yes do it", "Redis.") is read with what it answers
 CONTEXT_CHARS = 200  # of the turn it answers, at most
+REPLY_CHARS = 200  # a person's reply shorter than this also has a window view ...
+REPLY_CONTEXT = 100  # ... reading it with this much of the assistant turn it replies to
+WINDOW = 1 << 40  # a window view is stored under its entry's id plus this
 _FIELD = "\x1f"  # between the earlier turn's role and its text in one SQL value
 
-# For a short text turn, the nearest earlier conversational text turn by the other speaker in
-# the same file (and on the same side of a sidechain): for an answer, its question; for a
-# reply, what it replies to. One value, role and text, and only what ``embed_text`` can use.
+# For a short text turn (and a person's reply, for its window view), the nearest earlier
+# conversational text turn by the other speaker in the same file (and on the same side of a
+# sidechain): for an answer, its question; for a reply, what it replies to. One value, role
+# and text, and only what ``embed_text`` and ``views`` can use.
 # Entries of one line are stored in block order, so ``p.id < e.id`` orders blocks of a line;
 # ``p.line <= e.line`` lets SQLite walk the (file_id, line) index backwards from the turn.
 _CONTEXT = f"""CASE WHEN e.kind = 'text' AND f.source != 'memory'
-                    AND length(e.text) < {SHORT_TURN * 4} THEN (
+                    AND length(e.text) < {max(SHORT_TURN, REPLY_CHARS) * 4} THEN (
     SELECT p.role || char(31) || substr(p.text, 1, {CONTEXT_CHARS * 2}) FROM entries p
     WHERE p.file_id = e.file_id AND p.kind = 'text' AND p.conversational = 1
       AND p.role IN ('user', 'assistant') AND p.role != e.role AND p.sidechain = e.sidechain
@@ -44,8 +48,46 @@ CHUNK_COLUMNS = f"e.id, e.role, e.kind, f.source, e.text, {_CONTEXT}"
 def chunk_text(row: Sequence[Any]) -> str:
     """The text the model reads for a row of :data:`CHUNK_COLUMNS` (its id first)."""
     _, role, kind, source, text, context = row[:6]
-    earlier = context.split(_FIELD, 1) if context and _FIELD in context else None
-    return embed_text(role, kind, source, text, (earlier[0], earlier[1]) if earlier else None)
+    return embed_text(role, kind, source, text, _earlier(context))
+
+
+def views(row: Sequence[Any]) -> list[tuple[int, str]]:
+    """Every ``(chunk, text)`` the model reads for a row of :data:`CHUNK_COLUMNS`: the turn
+    (:func:`chunk_text`, under the entry's id) and, for a person's reply of
+    :data:`SHORT_TURN` to :data:`REPLY_CHARS` characters, its *window view* under the id plus
+    :data:`WINDOW`: the reply followed by :data:`REPLY_CONTEXT` characters of the assistant turn
+    it replies to.
+
+    Why a second vector rather than one read with its context: "no, we want to put it in
+    pendingMessageContainer" names what it answers only through the turn before it, so it is
+    found by that exchange; but read only that way it loses what it says itself, and the
+    paraphrases and the first places of the question set suffered (docs/embeddings.md). Search
+    keeps the nearer of the two views, one hit per message.
+    """
+    entry_id, role, kind, source, text, context = row[:6]
+    found = [(entry_id, chunk_text(row))]
+    earlier = _earlier(context)
+    if role != "user" or kind != "text" or source == "memory" or earlier is None:
+        return found
+    own = embed_text(role, kind, source, text)
+    if not SHORT_TURN + len("user: ") <= len(own) < REPLY_CHARS + len("user: "):
+        return found
+    said = " ".join(earlier[1][: REPLY_CONTEXT * 2].split())[:REPLY_CONTEXT]
+    if said:
+        found.append((entry_id + WINDOW, f"{own}\n{earlier[0]}: {said}"))
+    return found
+
+
+def entry_of(chunk: int) -> int:
+    """The entry a chunk belongs to: its own view or its window view (facts stay negative)."""
+    return chunk - WINDOW if chunk >= WINDOW else chunk
+
+
+def _earlier(context: str | None) -> tuple[str, str] | None:
+    if not context or _FIELD not in context:
+        return None
+    role, text = context.split(_FIELD, 1)
+    return role, text
 
 
 def embed_text(

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from clawback.core.embeddings.chunks import CHUNK_COLUMNS, chunk_text, fact_text, text_hash
+from clawback.core.embeddings.chunks import CHUNK_COLUMNS, entry_of, fact_text, text_hash, views
 
 CONVERSATION_KINDS = ("text", "compaction")
 EXTRA_KINDS = ("thinking", "tool_use", "tool_result")
@@ -43,12 +43,14 @@ CURRENT_FACTS = "SELECT {columns} FROM facts WHERE superseded_by IS NULL"
 
 
 def chunk_texts(
-    db: Any, entry_ids: Sequence[int], clauses: Sequence[str] = (), params: Sequence[Any] = ()
+    db: Any, chunks: Sequence[int], clauses: Sequence[str] = (), params: Sequence[Any] = ()
 ) -> dict[int, str]:
-    """The text the model reads for each of ``entry_ids`` that is still in the index and
-    passes ``clauses`` (SQL over ``e`` entries, ``f`` files, ``s`` sessions, with ``params``)."""
+    """The text the model reads for each of ``chunks`` (an entry's id, or a window view's, see
+    ``chunks.views``) whose entry is still in the index, has that view, and passes ``clauses``
+    (SQL over ``e`` entries, ``f`` files, ``s`` sessions, with ``params``)."""
+    wanted = set(chunks)
+    ids = list(dict.fromkeys(entry_of(chunk) for chunk in chunks))
     found: dict[int, str] = {}
-    ids = list(entry_ids)
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         sql = (
@@ -58,7 +60,7 @@ def chunk_texts(
             + "".join(f" AND {clause}" for clause in clauses)
         )
         for row in db.execute(sql, [*part, *params]):
-            found[row[0]] = chunk_text(row)
+            found.update((chunk, text) for chunk, text in views(row) if chunk in wanted)
     return found
 
 
@@ -82,7 +84,7 @@ def current_hashes(db: Any, *, tools_and_thinking: bool = False) -> dict[int, in
     """Every chunk that should have a vector, with the hash of the text the model would read."""
     found: dict[int, int] = {}
     for row in db.execute(embeddable_sql(CHUNK_COLUMNS, tools_and_thinking=tools_and_thinking)):
-        found[row[0]] = text_hash(chunk_text(row))
+        found.update((chunk, text_hash(text)) for chunk, text in views(row))
     for fact_id, kind, content, context in db.execute(
         CURRENT_FACTS.format(columns="id, type, content, context")
     ):

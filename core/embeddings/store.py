@@ -7,8 +7,9 @@ next run resumes where it stopped. A memmapped file opens instantly but needs it
 to survive a kill. Vectors are stored as float16 (half the disk) and searched as float32 in
 memory: numpy has no fast float16 product (380 ms against 23 ms for float32 over 200k rows).
 
-Keys: a chunk is an ``entries`` row (its id) or a knowledge fact (minus its id). Each vector
-carries a 32-bit hash of the text it was made from, so a row id the index has reused for other
+Keys: a chunk is an ``entries`` row (its id), a reply's window view (its id plus
+``chunks.WINDOW``) or a knowledge fact (minus its id). Each vector carries a 63-bit hash of the
+text it was made from, so a row id the index has reused for other
 text is never trusted. The file records the model name and dimension; opening it for writing
 with another model empties it (a change of model re-embeds). Deleting the file loses nothing
 the index cannot rebuild.
@@ -37,7 +38,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER PRIMARY KEY,          -- insertion order: readers load only what is new
-    chunk INTEGER NOT NULL UNIQUE,    -- entries.id, or -facts.id
+    chunk INTEGER NOT NULL UNIQUE,    -- entries.id (+ chunks.WINDOW: a window view), or -facts.id
     hash INTEGER NOT NULL,            -- text_hash() of the text embedded
     vec BLOB NOT NULL                 -- float16 x dim
 );

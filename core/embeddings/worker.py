@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import sqlite_utils
-from clawback.core.embeddings.chunks import CHUNK_COLUMNS, chunk_text, fact_text, text_hash
+from clawback.core.embeddings.chunks import CHUNK_COLUMNS, fact_text, text_hash, views
 from clawback.core.embeddings.coverage import (
     CURRENT_FACTS,
     Coverage,
@@ -98,7 +98,7 @@ class EmbeddingWorker:
         """Chunks that need a vector, in embedding order, and the stored chunks to forget.
 
         Forgotten: chunks that are gone, and with ``verify`` chunks whose text changed (a row
-        id reused for other text; reading every embeddable text costs, so the first run of a
+        id reused for other text; hashing every embeddable text costs, so the first run of a
         process verifies and later ones do not). They are removed only once a run has used
         them: a re-read file's text comes back under new ids and reuses their vectors.
         """
@@ -106,16 +106,17 @@ class EmbeddingWorker:
         wanted: list[int] = []
         seen: set[int] = set()
         stale: list[int] = []
-        columns = CHUNK_COLUMNS if verify else "e.id"
-        sql = embeddable_sql(columns, tools_and_thinking=self.tools_and_thinking)
+        # Every row's views: which chunks an entry has depends on its text and the turn
+        # before it (chunks.views), so the texts are read even when not verified.
+        sql = embeddable_sql(CHUNK_COLUMNS, tools_and_thinking=self.tools_and_thinking)
         for row in self.db.execute(sql):
-            chunk = row[0]
-            seen.add(chunk)
-            if chunk not in stored:
-                wanted.append(chunk)
-            elif verify and stored[chunk] != text_hash(chunk_text(row)):
-                stale.append(chunk)
-                wanted.append(chunk)
+            for chunk, text in views(row):
+                seen.add(chunk)
+                if chunk not in stored:
+                    wanted.append(chunk)
+                elif verify and stored[chunk] != text_hash(text):
+                    stale.append(chunk)
+                    wanted.append(chunk)
         facts = self.db.execute(
             CURRENT_FACTS.format(columns="id, type, content, context")
             + " ORDER BY coalesce(source_ts, created_at) DESC"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clawback.core.db import Queryable
-from clawback.core.embeddings.chunks import text_hash
+from clawback.core.embeddings.chunks import entry_of, text_hash
 from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.search.dates import DateWindow
 from clawback.core.search.fusion import Fused, recency_factor
@@ -47,8 +47,13 @@ def admit(
     if not wanted:
         return []
     texts = chunk_texts(db, list(wanted), clauses, params)
-    valid = {chunk for chunk, text in texts.items() if text_hash(text) == wanted[chunk][0]}
-    return [(chunk, wanted[chunk][1]) for chunk in wanted if chunk in valid]
+    nearest: dict[int, float] = {}
+    for chunk, (digest, similarity) in wanted.items():  # nearest first
+        if chunk in texts and text_hash(texts[chunk]) == digest:
+            # A message found by its own words and by its window view counts once, as near as
+            # the nearer of the two.
+            nearest.setdefault(entry_of(chunk), similarity)
+    return list(nearest.items())
 
 
 def once_each(db: Queryable, fused: list[Fused]) -> list[Fused]:

@@ -12,7 +12,7 @@ from clawback.core.home import Home
 
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
-from clawback.core.embeddings.chunks import embed_text, text_hash
+from clawback.core.embeddings.chunks import WINDOW, embed_text, entry_of, text_hash
 from clawback.core.embeddings.coverage import chunk_texts, coverage, current_hashes
 from clawback.core.embeddings.embedder import HashEmbedder
 from clawback.core.embeddings.store import VectorStore
@@ -85,7 +85,7 @@ def test_every_other_turn_is_read_alone_and_keeps_the_vector_it_had(
 def test_a_growing_session_never_invalidates_the_vectors_it_has(home: Home, tmp_path: Path) -> None:
     ingest(home, tmp_path, FIRST)
     first = worker(home)
-    assert first.run().embedded == 6
+    assert first.run().embedded == 7  # six turns and the last prompt's window view
     before = first.store.hashes()
     ingest(home, tmp_path, FIRST + MORE)
     again = worker(home)
@@ -106,11 +106,27 @@ def test_coverage_and_search_agree_with_what_was_embedded(home: Home, tmp_path: 
     assert current_hashes(home.db) == stored
     assert coverage(home.db, home.paths.vectors).ratio == 1.0
     found = [(chunk, digest, 0.9) for chunk, digest in stored.items()]
-    assert {chunk for chunk, _ in admit(home.db, found, [], [])} == set(stored)
+    assert {chunk for chunk, _ in admit(home.db, found, [], [])} == {entry_of(c) for c in stored}
     # A vector of the turn read alone (as before windows) is stale for an answer: redone.
     answer = next(c for c, t in chunk_texts(home.db, list(stored)).items() if "Redis." in t)
     alone = text_hash("assistant: Redis.")
     assert admit(home.db, [(answer, alone, 0.9)], [], []) == []
+
+
+def test_a_reply_is_also_found_by_the_exchange_it_belongs_to(home: Home, tmp_path: Path) -> None:
+    """A person's reply of 40-200 characters has a second vector, a window view reading it with
+    the assistant turn it answers; search counts the message once, as near as its nearer view."""
+    ingest(home, tmp_path, FIRST)
+    prompt = FIRST[5]["message"]["content"]
+    entry = home.db.execute("SELECT id FROM entries WHERE text = ?", (prompt,)).fetchone()[0]
+    window = chunk_texts(home.db, [entry + WINDOW])[entry + WINDOW]
+    assert window == f"user: {prompt}\nassistant: " + ("word " * 40)[:100]
+    assert entry + WINDOW in current_hashes(home.db)
+    own = text_hash(f"user: {prompt}")
+    found = [(entry + WINDOW, text_hash(window), 0.8), (entry, own, 0.5)]
+    assert admit(home.db, found, [], []) == [(entry, 0.8)]
+    # No window view for a turn with nothing before it, a long one, or an assistant turn.
+    assert not {c for c in current_hashes(home.db) if c >= WINDOW} - {entry + WINDOW}
 
 
 def test_a_sidechain_turn_is_not_read_with_the_main_conversation(
