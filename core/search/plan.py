@@ -109,7 +109,10 @@ def _word(term: Term) -> str:
 
 
 def _activity(term: Term) -> bool:
-    """A plain word that says nothing about what to look for, only that something went on."""
+    """A plain word that says nothing about what to look for, only that something went on (or
+    no word at all: the star typing puts on the last word, when that word was the date's)."""
+    if not any(char.isalnum() for char in term.text):
+        return True
     if term.phrase or term.prefix or term.exclude:
         return False
     return not _content(term) or _word(term) in ACTIVITY_WORDS

@@ -50,3 +50,14 @@ def test_a_vector_side_that_cannot_answer_falls_back_and_says_why(demo_home: Hom
     answer = MemoryTools(demo_home.db, Broken()).search("sqlite")
     assert answer["results"] and {h["found_by"] for h in answer["results"]} == {"keyword"}
     assert answer["note"].startswith("nothing is embedded yet")
+
+
+def test_a_question_naming_only_a_time_lists_what_was_asked_then(demo_home: Home) -> None:
+    """The one search answers memory_search as it answers the CLI: a hit per session of that
+    day, found by the date, in every mode (the vector side has nothing to read in it)."""
+    tools = MemoryTools(demo_home.db, Nearest(demo_home))
+    hits = tools.search("what did we do on November 21, 2026?", max_results=10)["results"]
+    assert len(hits) == 2 and {h["found_by"] for h in hits} == {"date"}
+    assert all(h["timestamp"].startswith("2026-11-21") and h["role"] == "user" for h in hits)
+    keyword = tools.search("what did we do on November 21, 2026?", mode="keyword")["results"]
+    assert [h["ref"] for h in keyword] == [h["ref"] for h in hits]

@@ -11,7 +11,7 @@ import pytest
 import sqlite_utils
 from clawback.core.db import connect, write_transaction
 from clawback.core.search.engine import SearchFilters
-from clawback.core.search.front import NOTHING, find
+from clawback.core.search.front import NOTHING, as_you_type, find
 from clawback.core.search.plan import plan_query
 
 TODAY = date(2026, 5, 13)  # a Wednesday: "last week" is May 4-10
@@ -94,6 +94,7 @@ def texts(db: sqlite_utils.Database, query: str, **options: object) -> list[str]
 )
 def test_a_question_naming_only_a_time(query: str) -> None:
     assert plan_query(query, today=TODAY).when_only
+    assert plan_query(as_you_type(query), today=TODAY).when_only  # while typing it, too
 
 
 @pytest.mark.parametrize(
