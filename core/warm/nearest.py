@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 from clawback.core.search.engine import NearestChunks
 from clawback.core.warm.server import ask, should_start, wait_listening
 
 NEAREST = "nearest"  # the request's key: {"nearest": query, "limit": n}
+DECLINED = "declined"  # the reply's key when the vector side declined: {"declined": why}
 ASK_TIMEOUT_S = 2.0  # the warm process answers in milliseconds; more means it is stuck
 WAIT_S = 15.0  # for one still loading: about 1 s for 87,000 vectors, more on a busy machine
 WARM, HERE = "warm", "here"
@@ -92,15 +94,26 @@ class WarmNearest:
 
 
 def answer_nearest(nearest: NearestChunks, request: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The warm process's answer to a nearest-chunks request, or ``None`` when it is not one."""
+    """The warm process's answer to a nearest-chunks request, or ``None`` when it is not one.
+
+    A vector side that declines (``ClawbackError``: the store was found damaged and set aside,
+    the vectors are another model's) says why, and the search shows that line: loading the
+    same store in the search's own process would only meet the same reason, or, once the
+    damaged store is set aside, a misleading "nothing is embedded yet"."""
     if NEAREST not in request:
         return None
-    found = nearest.nearest(str(request[NEAREST]), int(request.get("limit", 0)))
+    try:
+        found = nearest.nearest(str(request[NEAREST]), int(request.get("limit", 0)))
+    except ClawbackError as exc:
+        return {DECLINED: str(exc)}
     return {"neighbours": [[int(chunk), int(digest), float(s)] for chunk, digest, s in found]}
 
 
 def neighbours(reply: Mapping[str, Any] | None) -> list[tuple[int, int, float]] | None:
-    """The neighbours in a reply, or ``None`` when it holds none (no server, or it declined)."""
+    """The neighbours in a reply, or ``None`` when it holds none (no server, or it failed);
+    raises ``ClawbackError`` with the warm process's reason when its vector side declined."""
+    if reply is not None and DECLINED in reply:
+        raise ClawbackError(str(reply[DECLINED]))
     found = None if reply is None else reply.get("neighbours")
     if not isinstance(found, list):
         return None

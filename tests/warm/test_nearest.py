@@ -137,6 +137,21 @@ def test_a_side_that_cannot_load_here_declines_as_search_expects(paths: Paths) -
         WarmNearest(paths, cannot).nearest("q", 3)
 
 
+def test_a_warm_vector_side_that_declines_says_why_and_nothing_loads_here(paths: Paths) -> None:
+    class Damaged(Fixed):
+        def nearest(self, query: str, limit: int) -> Sequence[tuple[int, int, float]]:
+            raise ClawbackError("embeddings.db is damaged: set aside as embeddings.db.damaged-1")
+
+    thread = serve_apart(paths, Damaged())
+    wait_until(lambda: server.socket_path(paths).exists(), "the socket")  # type: ignore[union-attr]
+    nearest = WarmNearest(paths, lambda: pytest.fail("loaded here"), start=lambda: None)
+    with pytest.raises(ClawbackError, match="set aside as embeddings"):
+        nearest.nearest("q", 3)
+    assert not nearest.start_for_next()
+    stop(paths)
+    thread.join(10)
+
+
 def test_replies_that_hold_no_neighbours_are_not_answers() -> None:
     assert neighbours(None) is None
     assert neighbours({"text": "", "detail": "EmbeddingsUnavailable: no model"}) is None
