@@ -14,7 +14,7 @@ the wall time grows with the load, the CPU time much less, and on a quiet one th
 
 Rows, each a fresh process per run, interleaved round by round so they share the machine's load:
 ``python -c pass``; ``user-prompt`` by words alone (``embeddings.model = "none"``); ``user-prompt``
-by meaning too, through the warm recall server (started by the first prompt, as in use, and
+by meaning too, through the warm process (started by the first prompt, as in use, and
 warmed before timing); ``session-start`` (the brief). The prompts are natural-language
 questions; every event carries the cwd of one of the corpus's projects.
 """
@@ -122,7 +122,7 @@ def main() -> None:
         deadline = time.monotonic() + 120
         while not running(paths) or not (home_dir / "hooks" / "recall.sock").exists():
             if time.monotonic() > deadline:
-                raise SystemExit("the recall server did not start")
+                raise SystemExit("the warm process did not start")
             time.sleep(0.2)
         timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[1]))
         rows: dict[str, list[float]] = {

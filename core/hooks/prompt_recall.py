@@ -45,7 +45,7 @@ def answer(ctx: HookContext) -> Answer:
             return Answer(text=str(reply["text"]), detail=f"hybrid: {reply.get('detail', '')}")
         if should_start(ctx.paths):
             spawn(ctx.paths, "hook", "serve")
-    # Imported only now: a prompt the warm server answered needs none of it.
+    # Imported only now: a prompt the warm process answered needs none of it.
     from clawback.core.hooks import recall_block
 
     if _by_meaning(ctx) and not allowed(ctx.config.hooks.warm_minutes):
