@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.hooks.log import read_runs
 from clawback.core.paths import Paths
-from clawback.core.warm.server import running, stop
+from clawback.core.warm.server import running, socket_path, stop
 from hybrid_latency import build
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))
@@ -120,7 +120,8 @@ def main() -> None:
         configure(home_dir, "hash-384")
         timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[0]))
         deadline = time.monotonic() + 120
-        while not running(paths) or not (home_dir / "hooks" / "recall.sock").exists():
+        listening = socket_path(paths)
+        while not running(paths) or listening is None or not listening.exists():
             if time.monotonic() > deadline:
                 raise SystemExit("the warm process did not start")
             time.sleep(0.2)
