@@ -133,6 +133,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(
         f"  MCP server: {registered or 'not registered (clawback hooks install --with-mcp)'}"
     )
+    minutes = config.hooks.warm_minutes
+    if minutes <= 0:
+        warm = "off (hooks.warm_minutes = 0)"
+    else:
+        warm = "running" if report["warm_process"] else "not running"
+        warm += f" (stays {minutes} min after the last question)"
+    click.echo(f"  Warm process (model and vectors for recall and search): {warm}")
     if report["switched_off"]:
         click.echo("  Switched off: CLAWBACK_HOOKS=0 in this environment.")
     if report["exclude"]:

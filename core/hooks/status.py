@@ -1,8 +1,9 @@
 """What is installed where, and how the hooks last ran: for ``hooks status`` and ``health``.
 
 It only reads: the three Claude Code settings files, Claude Code's MCP registrations
-(``~/.claude.json``, the project's ``.mcp.json``) and the hooks log. A settings file it cannot
-read is reported as such, never raised.
+(``~/.claude.json``, the project's ``.mcp.json``), the hooks log and whether the home's warm
+process runs (the one process the hooks and ``clawback search`` may leave behind, for
+``hooks.warm_minutes``). A settings file it cannot read is reported as such, never raised.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from clawback.core.hooks.settings import (
     settings_path,
 )
 from clawback.core.paths import Paths
+from clawback.core.warm.server import running
 
 
 def _scope(scope: str, path: Path, home: Path) -> dict[str, Any]:
@@ -81,6 +83,7 @@ def hooks_status(
             for scope in SCOPES
         ],
         "mcp": mcp_registrations(cwd),
+        "warm_process": running(paths),
         "last_runs": {event: asdict(run) for event, run in last_runs(paths.hooks).items()},
         "failures": [asdict(run) for run in recent_failures(paths.hooks)],
     }

@@ -76,6 +76,7 @@ def test_searches_are_the_same_warm_or_loaded_here(home: Path) -> None:
     listening = socket_path(paths)
     assert listening is not None
     wait_until(lambda: running(paths) and listening.exists(), "the warm process", timeout=60)
+    assert json.loads(run_cli("hooks", "status", "--json", home=home).stdout)["warm_process"]
     for query in QUERIES:
         assert search(home, query, "--json")[0] == loaded_here[query]
         assert "(hybrid, warm)" in search(home, query)[1]

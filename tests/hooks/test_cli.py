@@ -55,10 +55,14 @@ def test_install_status_uninstall(user: Path, tmp_path: Path) -> None:
         True,
     )
     assert [row["events"] for row in report["scopes"][1:]] == [[], []]
+    assert report["warm_process"] is False
     run_cli("hook", "user-prompt", home=home, input="not json")
     shown = run_cli("hooks", "status", home=home).stdout
     assert "5 of 5 events" in shown and "user-prompt" in shown and "error" in shown
     assert "Recent failures" in shown and "not JSON" in shown
+    assert (
+        "Warm process (model and vectors for recall and search): not running (stays 10 min" in shown
+    )
 
     removed = run_cli("hooks", "uninstall", home=home)
     assert removed.returncode == 0 and str(settings) in removed.stdout
