@@ -81,12 +81,15 @@ class Coverage:
 
 
 def current_hashes(db: Any, *, tools_and_thinking: bool = False) -> dict[int, int]:
-    """Every chunk that should have a vector, with the hash of the text the model would read."""
+    """Every chunk that should have a vector, with the hash of the text the model would read:
+    entries in embedding order (memory files, then turns from the newest back), then facts,
+    newest first."""
     found: dict[int, int] = {}
     for row in db.execute(embeddable_sql(CHUNK_COLUMNS, tools_and_thinking=tools_and_thinking)):
         found.update((chunk, text_hash(text)) for chunk, text in views(row))
     for fact_id, kind, content, context in db.execute(
         CURRENT_FACTS.format(columns="id, type, content, context")
+        + " ORDER BY coalesce(source_ts, created_at) DESC"
     ):
         found[-fact_id] = text_hash(fact_text(kind, content, context))
     return found

@@ -24,14 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import sqlite_utils
-from clawback.core.embeddings.chunks import CHUNK_COLUMNS, fact_text, text_hash, views
-from clawback.core.embeddings.coverage import (
-    CURRENT_FACTS,
-    Coverage,
-    chunk_texts,
-    coverage,
-    embeddable_sql,
-)
+from clawback.core.embeddings.chunks import fact_text, text_hash
+from clawback.core.embeddings.coverage import Coverage, chunk_texts, current_hashes
 from clawback.core.embeddings.embedder import Embedder
 from clawback.core.embeddings.store import VectorStore
 from clawback.core.paths import PRIVATE_FILE
@@ -93,46 +87,60 @@ class EmbeddingWorker:
         self.embedder = embedder
         self.tools_and_thinking = tools_and_thinking
         self.batch = max(1, batch)
+        self._current: tuple[tuple[int, int], dict[int, int]] | None = None
 
     def pending(self, *, verify: bool = False) -> tuple[list[int], list[int]]:
-        """Chunks that need a vector, in embedding order, and the stored chunks to forget.
+        """Chunks that need a vector, in embedding order (facts, then :func:`current`'s), and
+        the stored chunks to forget.
 
         Forgotten: chunks that are gone, and with ``verify`` chunks whose text changed (a row
-        id reused for other text; hashing every embeddable text costs, so the first run of a
-        process verifies and later ones do not). They are removed only once a run has used
-        them: a re-read file's text comes back under new ids and reuses their vectors.
+        id reused for other text). They are removed only once a run has used them: a re-read
+        file's text comes back under new ids and reuses their vectors. A fact whose text
+        changed is always redone.
         """
         stored = self.store.hashes()
+        current = self.current()
+        facts = [c for c, digest in current.items() if c < 0 and stored.get(c) != digest]
         wanted: list[int] = []
-        seen: set[int] = set()
         stale: list[int] = []
-        # Every row's views: which chunks an entry has depends on its text and the turn
-        # before it (chunks.views), so the texts are read even when not verified.
-        sql = embeddable_sql(CHUNK_COLUMNS, tools_and_thinking=self.tools_and_thinking)
-        for row in self.db.execute(sql):
-            for chunk, text in views(row):
-                seen.add(chunk)
-                if chunk not in stored:
-                    wanted.append(chunk)
-                elif verify and stored[chunk] != text_hash(text):
-                    stale.append(chunk)
-                    wanted.append(chunk)
-        facts = self.db.execute(
-            CURRENT_FACTS.format(columns="id, type, content, context")
-            + " ORDER BY coalesce(source_ts, created_at) DESC"
-        ).fetchall()
-        fact_ids = []
-        for fact_id, kind, content, context in facts:
-            chunk = -fact_id
-            seen.add(chunk)
-            digest = text_hash(fact_text(kind, content, context))
-            if stored.get(chunk) != digest:
-                fact_ids.append(chunk)
-        gone = [chunk for chunk in stored if chunk not in seen]
-        return fact_ids + wanted, gone + stale
+        for chunk, digest in current.items():
+            if chunk < 0:
+                continue
+            if chunk not in stored:
+                wanted.append(chunk)
+            elif verify and stored[chunk] != digest:
+                stale.append(chunk)
+                wanted.append(chunk)
+        gone = [chunk for chunk in stored if chunk not in current]
+        return facts + wanted, gone + stale
+
+    def current(self) -> dict[int, int]:
+        """Every chunk that should have a vector and its text's hash (``current_hashes``),
+        kept while the index is unchanged.
+
+        The background embedder asks after every slice of 64 (for what is pending and for the
+        coverage it shows), and reading every chunk's text and the turn before it takes a
+        second or two on an archive of 100,000 turns. Unchanged means no other connection
+        committed (``PRAGMA data_version``) and this one wrote nothing (``total_changes``);
+        the worker itself never writes the index.
+        """
+        version = (
+            self.db.execute("PRAGMA data_version").fetchone()[0],
+            self.db.conn.total_changes,
+        )
+        if self._current is None or self._current[0] != version:
+            self._current = (
+                version,
+                current_hashes(self.db, tools_and_thinking=self.tools_and_thinking),
+            )
+        return self._current[1]
 
     def coverage(self) -> Coverage:
-        return coverage(self.db, self.store.path, tools_and_thinking=self.tools_and_thinking)
+        """What ``clawback health`` reports (``coverage.coverage``), from :meth:`current`."""
+        current = self.current()
+        model, _ = self.store.meta()
+        valid = sum(current.get(chunk) == digest for chunk, digest in self.store.hashes().items())
+        return Coverage(model=model, vectors=valid, total=len(current))
 
     def texts(self, chunks: list[int]) -> list[tuple[int, str]]:
         """The text to embed for each chunk still present (chunks deleted meanwhile drop out)."""

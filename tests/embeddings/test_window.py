@@ -136,3 +136,32 @@ def test_a_sidechain_turn_is_not_read_with_the_main_conversation(
     side["isSidechain"] = True
     ingest(home, tmp_path, [cc_user("s", "u1", QUESTION), side])
     assert texts(home)["Subagent: done."] == "assistant: Subagent: done."
+
+
+def test_the_worker_reads_the_index_again_only_when_it_changed(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background embedder asks for what is pending and for coverage after every slice;
+    reading every chunk of a large archive each time cost more than the slice's embedding."""
+    import clawback.core.embeddings.worker as worker_module
+
+    reads: list[int] = []
+    real = worker_module.current_hashes
+
+    def counted(*args: Any, **kwargs: Any) -> dict[int, int]:
+        reads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(worker_module, "current_hashes", counted)
+    ingest(home, tmp_path, FIRST)
+    embedding = worker(home)
+    embedding.run()
+    embedding.coverage()
+    assert embedding.run().embedded == 0
+    assert len(reads) == 1
+    # Another connection commits (an ingest by the app or `watch`): read again.
+    other = Home.open(home.paths.home)
+    write_lines(tmp_path / "src" / "proj" / "s.jsonl", FIRST + MORE)
+    other.ingest_paths([tmp_path / "src"])
+    assert embedding.run().embedded == 2 and len(reads) == 2
+    assert embedding.coverage().ratio == 1.0 and len(reads) == 2
