@@ -66,6 +66,7 @@ CANDIDATES = 24
 FRAGMENT_CHARS = 600
 MEANING_CHARS = 1_000  # the tail of the recent user messages that the vector side reads
 NEAREST = 100
+BY_WORDS = ("keyword", "both")  # hits whose evidence is the words they hold (``found_by``)
 OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
@@ -185,8 +186,9 @@ def search_archive(
     bonus, never a failure.
 
     Also returns each hit's evidence: the largest share of one question's words it holds
-    (:func:`~clawback.core.search.coverage.coverage`), 1 for a hit meaning found; and the facts
-    near in meaning.
+    (:func:`~clawback.core.search.coverage.coverage`), 1 for a hit found otherwise (by meaning,
+    or as what the person asked in the time a question names: "what did we do yesterday?"
+    holds no word to measure); and the facts near in meaning.
     """
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
@@ -199,7 +201,7 @@ def search_archive(
         ).results.hits  # fmt: skip
         shares = coverage(db, terms, [hit.entry_id for hit in found])
         for hit in found:
-            share = 1.0 if hit.found_by == "semantic" else shares.get(hit.entry_id, 0.0)
+            share = shares.get(hit.entry_id, 0.0) if hit.found_by in BY_WORDS else 1.0
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
             scored[hit.entry_id] = max(hit.score, scored.get(hit.entry_id, 0.0))
         if nearest is not None:

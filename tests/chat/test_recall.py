@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from clawback.core.chat.recall import (
@@ -216,3 +217,16 @@ def test_recall_asks_each_question_of_a_message_on_its_own(home, cc_root: Path) 
     block = recall(home.db, [prompt], cap=2000, min_coverage=0.25)
     assert any("Black Krim tomatoes" in h.text for h in block.details)
     assert all("pelican" not in h.text for h in block.details)
+
+
+def test_a_prompt_naming_only_a_time_recalls_what_was_asked_then(home: Home, cc_root: Path) -> None:
+    """ "what did we do yesterday?" holds no word to measure against the floor: what the
+    person asked yesterday is the answer, so it is recalled (it was dropped as holding 0%)."""
+    _archive(home, cc_root)
+    sid = "22222222-2222-4333-8444-555555555555"
+    noon = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT12:00:00.000Z")
+    asked = "Please move the nightly backups of the wiki to the new NAS."
+    write_lines(cc_root / "proj" / f"{sid}.jsonl", [cc_user(sid, "y1", asked, ts=noon)])
+    home.ingest_all()
+    block = recall(home.db, ["what did we do yesterday?"], cap=2000, min_coverage=0.25)
+    assert [h.text for h in block.details] == [asked]
