@@ -69,6 +69,7 @@ class MemoryPane(Pane):
         self._disk_text = ""  # the file as last read or written by this pane
         self._asking = False
         self._asked: MemoryDoc | None = None  # the file last asked for
+        self._arrived = False  # focus came to the pane before its first file was read
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -95,6 +96,10 @@ class MemoryPane(Pane):
         self.refresh_files(open_first=True)
 
     def focus_default(self) -> None:
+        # Before the first file is read the list takes the focus, and the editor takes it from
+        # the list once the file is there (focus moves later than it is asked for, so whether
+        # the pane had it is not a question that file's arrival can ask).
+        self._arrived = self.current is None
         target = self.query_one(TextArea) if self.current else self.query_one(MemoryTree)
         target.focus()
 
@@ -120,7 +125,7 @@ class MemoryPane(Pane):
                 self.watch_current(listed)
         if open_first and self.current is None and self._asked is None and files:
             # Arriving in the pane (F5) lands in the editor once MEMORY.md is read.
-            self.open_file(self.doc(files[0].name), focus=self.has_focus_within)
+            self.open_file(self.doc(files[0].name), focus=None)
 
     @on(MemoryTree.NodeSelected, "#memory-tree")
     def _node_selected(self, event: MemoryTree.NodeSelected[MemoryDoc]) -> None:
@@ -147,8 +152,13 @@ class MemoryPane(Pane):
 
     # -- opening and saving -------------------------------------------------------------------
 
-    def open_file(self, doc: MemoryDoc, *, line: int | None = None, focus: bool = False) -> None:
-        """Open ``doc``, asking first if the file being edited has unsaved changes."""
+    def open_file(
+        self, doc: MemoryDoc, *, line: int | None = None, focus: bool | None = False
+    ) -> None:
+        """Open ``doc``, asking first if the file being edited has unsaved changes.
+
+        ``focus`` ``None``: the editor takes the focus if the pane was shown meanwhile.
+        """
         self._asked = doc  # a search hit may arrive before the list: MEMORY.md must not win
         if doc == self.current:
             self._place_cursor(line, focus)
@@ -156,12 +166,12 @@ class MemoryPane(Pane):
         self.when_saved(lambda: self._read(doc, line, focus))
 
     @work(thread=True, exclusive=True, group="memory-read", exit_on_error=False)
-    def _read(self, doc: MemoryDoc, line: int | None, focus: bool) -> None:
+    def _read(self, doc: MemoryDoc, line: int | None, focus: bool | None) -> None:
         text = doc.workspace.read(doc.name)
         self.app.call_from_thread(self._loaded, doc, text, line, focus)
 
     def _loaded(
-        self, doc: MemoryDoc, text: str, line: int | None = None, focus: bool = False
+        self, doc: MemoryDoc, text: str, line: int | None = None, focus: bool | None = False
     ) -> None:
         self._disk_text = text
         # as the list names it, if it came meanwhile (a search hit's doc is named by its folder)
@@ -174,12 +184,13 @@ class MemoryPane(Pane):
         self.query_one(MemoryTree).move_to(doc)
         self._place_cursor(line, focus)
 
-    def _place_cursor(self, line: int | None, focus: bool) -> None:
+    def _place_cursor(self, line: int | None, focus: bool | None) -> None:
         editor = self.query_one(TextArea)
         if line is not None:
             editor.move_cursor((max(0, line - 1), 0), center=True)
-        if focus:
+        if focus or (focus is None and (self._arrived or self.has_focus_within)):
             editor.focus()
+        self._arrived = False
 
     @on(TextArea.Changed, "#memory-editor")
     def _edited(self) -> None:
