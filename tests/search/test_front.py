@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
-from clawback.core.db import connect, write_transaction
+from clawback.core.db import write_transaction
 from clawback.core.search.front import NOTHING, as_you_type, by_meaning, default_mode, find
+
+from tests.search_doubles import small_index
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ["cli/search.py", "tui/store.py", "core/mcp/tools.py", "core/chat/recall.py"]
@@ -32,16 +34,8 @@ def test_every_client_searches_through_the_front_door(client: str) -> None:
 
 @pytest.fixture
 def db() -> sqlite_utils.Database:
-    database = connect(None)
+    database = small_index([{"role": "user", "text": "compaction keeps the summary"}])
     with write_transaction(database) as conn:
-        conn.execute(
-            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
-        )
-        conn.execute(
-            "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text) VALUES"
-            " (1, 1, 'user', 'text', '2026-01-01T00:00:00.000Z', 1, 'compaction keeps the summary')"
-        )
-        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
         conn.execute(
             "INSERT INTO facts (id, type, content, created_at, updated_at) VALUES"
             " (1, 'decision', 'compaction runs at 80 percent', '2026-01-02', '2026-01-02')"

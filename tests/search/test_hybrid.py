@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 import sqlite_utils
-from clawback.core.db import connect, write_transaction
-from clawback.core.embeddings.chunks import text_hash
-from clawback.core.embeddings.coverage import chunk_texts
+from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
+
+from tests.search_doubles import FixedNearest, small_index
 
 TEXTS = [
     ("user", "2026-01-01T10:00:00.000Z", "we should drop the cache layer entirely"),
@@ -21,38 +21,11 @@ TEXTS = [
 
 @pytest.fixture
 def db() -> sqlite_utils.Database:
-    database = connect(None)
-    with write_transaction(database) as conn:
-        conn.execute(
-            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
-        )
-        for line, (role, ts, text) in enumerate(TEXTS, 1):
-            conn.execute(
-                "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text)"
-                " VALUES (1, ?, ?, 'text', ?, 1, ?)",
-                (line, role, ts, text),
-            )
-        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
-    return database
-
-
-class Nearest:
-    """A vector side with fixed similarities per entry id (hash taken from the live text)."""
-
-    def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
-        ids = [row[0] for row in db.execute("SELECT id FROM entries")]
-        self.hashes = {i: text_hash(text) for i, text in chunk_texts(db, ids).items()}
-        self.similarity = similarity
-        self.asked: list[str] = []
-
-    def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
-        self.asked.append(query)
-        ranked = sorted(self.similarity.items(), key=lambda kv: -kv[1])[:limit]
-        return [(chunk, self.hashes.get(chunk, 0), score) for chunk, score in ranked]
+    return small_index([{"role": role, "ts": ts, "text": text} for role, ts, text in TEXTS])
 
 
 def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {2: 0.9, 1: 0.7, 3: 0.1})
+    nearest = FixedNearest(db, {2: 0.9, 1: 0.7, 3: 0.1})
     assert search(db, "throw away the memo store", mode="keyword").hits == []
     results = search(db, "throw away the memo store", mode="hybrid", nearest=nearest)
     assert results.mode == "hybrid"
@@ -66,7 +39,7 @@ def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
 
 
 def test_hybrid_scores_by_hand_and_labels_each_hit(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {2: 0.9, 4: 0.6, 1: 0.3})
+    nearest = FixedNearest(db, {2: 0.9, 4: 0.6, 1: 0.3})
     results = search(db, "cache layer", mode="hybrid", nearest=nearest)
     by_id = {h.entry_id: h for h in results.hits}
     # keyword: entries 1 and 4 hold every word (coverage 1); vector: 2 (1.0), 4 (0.5), 1 (0.0)
@@ -91,21 +64,21 @@ def test_a_keyword_hit_holding_a_little_of_a_question_is_not_an_answer(
 
 def test_nonsense_finds_nothing_in_any_mode(db: sqlite_utils.Database) -> None:
     # The vector side always has nearest neighbours; below the query floor they are not results.
-    nearest = Nearest(db, {1: 0.3, 2: 0.29, 3: 0.2, 4: 0.1})
+    nearest = FixedNearest(db, {1: 0.3, 2: 0.29, 3: 0.2, 4: 0.1})
     for mode in ("keyword", "semantic", "hybrid"):
         assert search(db, "xyzzyplugh", mode=mode, nearest=nearest).hits == []
 
 
 def test_exact_matches_stay_on_the_page(db: sqlite_utils.Database) -> None:
     # The vectors love everything but the one exact match.
-    nearest = Nearest(db, {1: 0.99, 2: 0.98, 4: 0.97, 3: -0.5})
+    nearest = FixedNearest(db, {1: 0.99, 2: 0.98, 4: 0.97, 3: -0.5})
     results = search(db, "Lisbon", mode="hybrid", nearest=nearest, limit=2)
     assert 3 in [h.entry_id for h in results.hits]
 
 
 @pytest.mark.parametrize("query", ["cach*", "cache -Lisbon"])
 def test_prefixes_and_exclusions_stay_exact(db: sqlite_utils.Database, query: str) -> None:
-    nearest = Nearest(db, {3: 0.99})
+    nearest = FixedNearest(db, {3: 0.99})
     results = search(db, query, mode="hybrid", nearest=nearest)
     assert results.mode == "keyword" and nearest.asked == []
     assert 3 not in [h.entry_id for h in results.hits]
@@ -114,7 +87,7 @@ def test_prefixes_and_exclusions_stay_exact(db: sqlite_utils.Database, query: st
 def test_a_quoted_phrase_is_exact_without_switching_meaning_off(
     db: sqlite_utils.Database,
 ) -> None:
-    nearest = Nearest(db, {3: 0.99, 2: 0.5})
+    nearest = FixedNearest(db, {3: 0.99, 2: 0.5})
     results = search(db, 'what did we say about "cache layer"?', mode="hybrid", nearest=nearest)
     assert results.mode == "hybrid"
     assert nearest.asked == ["what did we say about cache layer?"]  # no quotes for the model
@@ -127,7 +100,7 @@ def test_a_quoted_phrase_is_exact_without_switching_meaning_off(
 
 
 def test_filters_apply_to_the_vector_side(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6})
+    nearest = FixedNearest(db, {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6})
     hits = search(
         db, "anything", SearchFilters(role="assistant"), mode="semantic", nearest=nearest
     ).hits
@@ -139,7 +112,7 @@ def test_filters_apply_to_the_vector_side(db: sqlite_utils.Database) -> None:
 
 
 def test_a_vector_for_changed_text_is_not_trusted(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {1: 0.9, 2: 0.8, 3: 0.7})
+    nearest = FixedNearest(db, {1: 0.9, 2: 0.8, 3: 0.7})
     with write_transaction(db) as conn:
         conn.execute("UPDATE entries SET text = 'something else now' WHERE id = 1")
     hits = search(db, "anything", mode="semantic", nearest=nearest).hits
@@ -162,7 +135,7 @@ def test_a_message_copied_into_another_file_shows_once(db: sqlite_utils.Database
             "INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries"
             " WHERE id = 5"
         )
-    nearest = Nearest(db, {1: 0.9, 5: 0.9, 3: 0.5})
+    nearest = FixedNearest(db, {1: 0.9, 5: 0.9, 3: 0.5})
     for mode in ("semantic", "hybrid"):
         hits = [
             h.entry_id for h in search(db, "drop the cache layer", mode=mode, nearest=nearest).hits
@@ -171,7 +144,7 @@ def test_a_message_copied_into_another_file_shows_once(db: sqlite_utils.Database
 
 
 def test_recency_boost_favours_new_without_dropping_old(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {1: 0.9, 4: 0.9})
+    nearest = FixedNearest(db, {1: 0.9, 4: 0.9})
     plain = search(db, "x", mode="semantic", nearest=nearest).hits
     boosted = search(db, "x", mode="semantic", nearest=nearest, recency=True).hits
     assert [h.entry_id for h in plain] == [1, 4]  # a tie keeps the vector side's order

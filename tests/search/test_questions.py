@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 import sqlite_utils
-from clawback.core.db import connect, write_transaction
-from clawback.core.embeddings.chunks import text_hash
-from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.search.engine import SearchFilters, search
 from clawback.core.search.plan import is_natural, plan_query
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.search_doubles import FixedNearest, small_index
 
 TEXTS = [
     ("user", "2026-03-02T10:00:00.000Z", "let's move the session cache to redis tonight"),
@@ -35,31 +34,13 @@ TODAY = date(2026, 6, 15)
 
 @pytest.fixture
 def db() -> sqlite_utils.Database:
-    database = connect(None)
-    with write_transaction(database) as conn:
-        conn.execute(
-            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
-        )
-        for line, (role, ts, text) in enumerate(TEXTS, 1):
-            kind = "tool_result" if role == "tool" else "text"
-            conn.execute(
-                "INSERT INTO entries (file_id, line, role, kind, ts, conversational, text)"
-                " VALUES (1, ?, ?, ?, ?, ?, ?)",
-                (line, role, kind, ts, int(role != "tool"), text),
-            )
-        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
-    return database
-
-
-class Nearest:
-    def __init__(self, db: sqlite_utils.Database, similarity: dict[int, float]) -> None:
-        ids = [row[0] for row in db.execute("SELECT id FROM entries")]
-        self.hashes = {i: text_hash(text) for i, text in chunk_texts(db, ids).items()}
-        self.similarity = similarity
-
-    def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
-        ranked = sorted(self.similarity.items(), key=lambda kv: -kv[1])[:limit]
-        return [(chunk, self.hashes.get(chunk, 0), score) for chunk, score in ranked]
+    return small_index(
+        [
+            {"role": role, "ts": ts, "text": text, "kind": "tool_result" if role == "tool" else "text",
+             "conversational": int(role != "tool")}
+            for role, ts, text in TEXTS
+        ]
+    )  # fmt: skip
 
 
 def ids(db: sqlite_utils.Database, query: str, **options: Any) -> list[int]:
@@ -123,7 +104,7 @@ def test_a_date_in_the_question_favours_that_day(db: sqlite_utils.Database) -> N
 
 
 def test_a_date_narrows_the_vector_side_too(db: sqlite_utils.Database) -> None:
-    nearest = Nearest(db, {7: 0.9, 4: 0.5, 1: 0.45})
+    nearest = FixedNearest(db, {7: 0.9, 4: 0.5, 1: 0.45})
     assert ids(db, "what was said on May 3", mode="semantic", nearest=nearest)[:1] == [4]
 
 
@@ -150,7 +131,7 @@ QUERIES = [
 def test_limit_never_changes_the_order(
     db: sqlite_utils.Database, query: str, limit: int, mode: str
 ) -> None:
-    nearest = Nearest(db, {1: 0.5, 2: 0.9, 3: 0.6, 4: 0.7, 5: 0.4, 6: 0.8, 7: 0.45})
+    nearest = FixedNearest(db, {1: 0.5, 2: 0.9, 3: 0.6, 4: 0.7, 5: 0.4, 6: 0.8, 7: 0.45})
     longer = ids(db, query, limit=20, mode=mode, nearest=nearest)
     assert ids(db, query, limit=limit, mode=mode, nearest=nearest) == longer[:limit]
     shifted = ids(db, query, limit=limit, offset=1, mode=mode, nearest=nearest)

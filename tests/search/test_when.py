@@ -9,10 +9,12 @@ from datetime import date
 
 import pytest
 import sqlite_utils
-from clawback.core.db import connect, write_transaction
+from clawback.core.db import write_transaction
 from clawback.core.search.engine import SearchFilters
 from clawback.core.search.front import NOTHING, as_you_type, find
 from clawback.core.search.plan import plan_query
+
+from tests.search_doubles import small_index
 
 TODAY = date(2026, 5, 13)  # a Wednesday: "last week" is May 4-10
 LONG = "please look into why the nightly export to the bucket fails since the move " * 3
@@ -49,23 +51,19 @@ ROWS = [
 
 @pytest.fixture
 def db() -> sqlite_utils.Database:
-    database = connect(None)
+    database = small_index(
+        [
+            {"session_id": session, "role": role, "ts": ts, "text": text, "conversational": said,
+             "sidechain": side}
+            for session, _, role, ts, text, said, side in ROWS
+        ]
+    )  # fmt: skip
     with write_transaction(database) as conn:
-        conn.execute(
-            "INSERT INTO files (id, source, file_key, path) VALUES (1, 'claude-code', 's', '/s')"
-        )
         for session, cwd in {(row[0], row[1]) for row in ROWS}:
             conn.execute(
                 "INSERT INTO sessions (id, source, title, cwd) VALUES (?, 'claude-code', ?, ?)",
                 (session, f"{session} session", cwd),
             )
-        for line, (session, _, role, ts, text, said, side) in enumerate(ROWS, 1):
-            conn.execute(
-                "INSERT INTO entries (file_id, session_id, line, role, kind, ts, conversational,"
-                " sidechain, text) VALUES (1, ?, ?, ?, 'text', ?, ?, ?, ?)",
-                (session, line, role, ts, said, side, text),
-            )
-        conn.execute("INSERT INTO entries_fts (rowid, text, cjk) SELECT id, text, cjk FROM entries")
     return database
 
 
