@@ -31,6 +31,7 @@ from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
 from clawback.core.search.coverage import coverage, text_coverage
+from clawback.core.search.dates import date_window
 from clawback.core.search.engine import NearestChunks, SearchFilters
 from clawback.core.search.front import find
 from clawback.core.search.hybrid import above_floor
@@ -43,6 +44,7 @@ from clawback.core.tokens import estimate_tokens
 __all__ = [
     "DETAIL_SHARE",
     "KNOWLEDGE_SHARE",
+    "Asked",
     "Fact",
     "FactsProvider",
     "RecallBlock",
@@ -154,14 +156,29 @@ def recall_query(user_messages: Sequence[str]) -> str:
     return " ".join(recall_terms(user_messages))
 
 
-def asked(user_messages: Sequence[str]) -> list[tuple[str, list[str]]]:
-    """What the last user messages ask, newest message first: each question
-    (:func:`~clawback.core.search.questions.split_questions`) with its keywords."""
+@dataclass(frozen=True)
+class Asked:
+    """One question of the recent messages: its text, its keywords, and the query search gets
+    (the keywords, and the time the question names as it was written: "on May 3" loses its
+    day as a keyword, and a bare "may" is a verb to search)."""
+
+    text: str
+    terms: list[str]
+    query: str
+
+
+def asked(user_messages: Sequence[str]) -> list[Asked]:
+    """What the last user messages ask, newest message first, a question each
+    (:func:`~clawback.core.search.questions.split_questions`)."""
     found = []
-    for text in reversed(list(user_messages)[-QUERY_MESSAGES:]):
-        for question in split_questions(strip_recalled(text)):
-            if terms := recall_terms([question]):
-                found.append((question, terms))
+    for message in reversed(list(user_messages)[-QUERY_MESSAGES:]):
+        for question in split_questions(strip_recalled(message)):
+            window = date_window(question)
+            start, end = window.span if window else (0, 0)
+            terms = recall_terms([question[:start] + " " + question[end:]])
+            when = question[start:end].strip()
+            if terms or when:
+                found.append(Asked(question, terms, " ".join([*terms, when]).strip()))
     return found
 
 
@@ -193,13 +210,13 @@ def search_archive(
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
     facts: dict[int | str | None, Fact] = {}
-    for question, terms in asked(user_messages):
-        meaning = " ".join(question.split())[-MEANING_CHARS:]
+    for question in asked(user_messages):
+        meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         found = find(
-            db, " ".join(terms), SearchFilters(conversational=True), limit=limit,
+            db, question.query, SearchFilters(conversational=True), limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
-        shares = coverage(db, terms, [hit.entry_id for hit in found])
+        shares = coverage(db, question.terms, [hit.entry_id for hit in found])
         for hit in found:
             share = shares.get(hit.entry_id, 0.0) if hit.found_by in BY_WORDS else 1.0
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
@@ -367,7 +384,7 @@ def recall(
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)
-    if not terms or cap <= 0:
+    if cap <= 0 or not asked(user_messages):  # a date alone ("on 2026-05-03?") asks something
         return RecallBlock(query=query, cap=cap)
     ids = {i for i in present_ids if i}
     texts = [_normal(text) for text in present_texts if text.strip()]
@@ -399,8 +416,8 @@ def recall(
         provided = list(facts_provider(query, limit))
         texts_of = [fact.text for fact in provided]
         shares = [0.0] * len(provided)
-        for _, words in asked(user_messages) if min_coverage > 0 else ():
-            shares = list(map(max, shares, text_coverage(db, words, texts_of)))
+        for question in asked(user_messages) if min_coverage > 0 else ():
+            shares = list(map(max, shares, text_coverage(db, question.terms, texts_of)))
         facts += [
             fact
             for i, fact in enumerate(provided)

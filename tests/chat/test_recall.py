@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from clawback.core.chat.recall import (
     CLOSE_TAG,
     OPEN_TAG,
@@ -229,4 +230,24 @@ def test_a_prompt_naming_only_a_time_recalls_what_was_asked_then(home: Home, cc_
     write_lines(cc_root / "proj" / f"{sid}.jsonl", [cc_user(sid, "y1", asked, ts=noon)])
     home.ingest_all()
     block = recall(home.db, ["what did we do yesterday?"], cap=2000, min_coverage=0.25)
+    assert [h.text for h in block.details] == [asked]
+
+
+@pytest.mark.parametrize("day", ["on {month} {day}", "on {iso}"])
+def test_a_day_named_in_a_prompt_is_read_as_that_day(home: Home, cc_root: Path, day: str) -> None:
+    """Keywords drop numbers ("3" says nothing), but "on May 3" is a day, not the month of May
+    nor the verb "may": the question is asked with its date as written."""
+    _archive(home, cc_root)
+    sid = "33333333-2222-4333-8444-555555555555"
+    then = datetime.now(UTC) - timedelta(days=3)
+    asked = "Please move the nightly backups of the wiki to the new NAS."
+    other = "Rename the staging bucket."  # the day before: not that day
+    write_lines(
+        cc_root / "proj" / f"{sid}.jsonl",
+        [cc_user(sid, "d0", other, ts=(then - timedelta(days=1)).strftime("%Y-%m-%dT12:00:00.000Z")),
+         cc_user(sid, "d1", asked, ts=then.strftime("%Y-%m-%dT12:00:00.000Z"))],
+    )  # fmt: skip
+    home.ingest_all()
+    named = day.format(month=then.strftime("%B"), day=then.day, iso=then.date().isoformat())
+    block = recall(home.db, [f"what did we do {named}?"], cap=2000, min_coverage=0.25)
     assert [h.text for h in block.details] == [asked]
