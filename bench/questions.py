@@ -47,7 +47,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.embedding
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.chat.recall import recall_terms, search_archive
+from clawback.core.chat.recall import asked, recall_terms, search_archive
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
 from clawback.core.search.engine import search
@@ -156,7 +156,7 @@ def chat_recall(home: Home, index: SemanticIndex) -> Ranker:
 
     def rank(query: str) -> list[int]:
         index.forget_queries()
-        hits, _, _ = search_archive(home.db, [query], limit=DEPTH, nearest=index)
+        hits, _ = search_archive(home.db, asked([query]), limit=DEPTH, nearest=index)
         return [hit.entry_id for hit in hits]
 
     return rank

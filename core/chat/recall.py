@@ -187,36 +187,37 @@ def asked(user_messages: Sequence[str]) -> list[Asked]:
 
 def search_archive(
     db: Queryable,
-    user_messages: Sequence[str],
+    questions: Sequence[Asked],
     *,
     limit: int = CANDIDATES,
     nearest: NearestChunks | None = None,
-) -> tuple[list[RecallHit], dict[int, float], list[Fact]]:
-    """The hits for a turn, through the one search every client uses (``search.front``).
+    min_coverage: float = 0.0,
+) -> tuple[list[RecallHit], list[Fact]]:
+    """The best ``limit`` hits for a turn's ``questions`` (:func:`asked`), through the one
+    search every client uses (``search.front``), and the facts near them in meaning.
 
-    Each question of the last user messages is asked on its own, newest message first (each
-    message is one thought or a few questions, :func:`~clawback.core.search.questions.
-    split_questions`; their words pooled would make every answer hold too little of the pool
-    to pass the search's floor), by its keywords and, with ``nearest``, by its meaning.
-    Conversational text and memory only; the best score of a hit wins. Nothing above the
-    floor: nothing at all. A vector side that cannot answer leaves the keyword hits: recall is a
-    bonus, never a failure.
+    Each question is asked on its own (their words pooled would make every answer hold too
+    little of the pool to pass the search's floor), by its keywords and, with ``nearest``, by
+    its meaning. Conversational text and memory only; the best score of a hit wins. Nothing
+    above the floor: nothing at all. A vector side that cannot answer leaves the keyword hits:
+    recall is a bonus, never a failure.
 
-    Also returns each hit's evidence: the largest share of one question's words it holds
-    (:func:`~clawback.core.search.coverage.coverage`), 1 for a hit found otherwise (by meaning,
-    or as what the person asked in the time a question names: "what did we do yesterday?"
-    holds no word to measure); and the facts near in meaning.
+    ``min_coverage``: of those hits, the ones found by words must hold that share of one
+    question's words (:func:`~clawback.core.search.coverage.coverage`); a hit found otherwise
+    (by meaning, or as what the person asked in the time a question names: "what did we do
+    yesterday?" holds no word to measure) passes.
     """
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
     facts: dict[int | str | None, Fact] = {}
-    for question in asked(user_messages):
+    for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         found = find(
             db, question.query, SearchFilters(conversational=True), limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
-        shares = coverage(db, question.terms, [hit.entry_id for hit in found])
+        by_words = [hit.entry_id for hit in found if hit.found_by in BY_WORDS]
+        shares = coverage(db, question.terms, by_words) if min_coverage > 0 else {}
         for hit in found:
             share = shares.get(hit.entry_id, 0.0) if hit.found_by in BY_WORDS else 1.0
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
@@ -226,7 +227,11 @@ def search_archive(
             with contextlib.suppress(ClawbackError):
                 for fact in _close_facts(db, above_floor(nearest.nearest(meaning, NEAREST))):
                     facts.setdefault(fact.id, fact)
-    ids = sorted(scored, key=lambda entry_id: -scored[entry_id])[:limit]
+    ids = [
+        entry_id
+        for entry_id in sorted(scored, key=lambda entry_id: -scored[entry_id])[:limit]
+        if min_coverage <= 0 or held[entry_id] >= min_coverage
+    ]
     rows = db.execute(
         "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
         f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(ids))})",
@@ -241,7 +246,7 @@ def search_archive(
         for entry_id in ids
         if (row := known.get(entry_id)) is not None
     ]  # fmt: skip
-    return hits, held, list(facts.values())
+    return hits, list(facts.values())
 
 
 def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
@@ -384,19 +389,20 @@ def recall(
     """
     terms = recall_terms(user_messages)
     query = " ".join(terms)
-    if cap <= 0 or not asked(user_messages):  # a date alone ("on 2026-05-03?") asks something
+    questions = asked(user_messages)  # a date alone ("on 2026-05-03?") asks something
+    if cap <= 0 or not questions:
         return RecallBlock(query=query, cap=cap)
     ids = {i for i in present_ids if i}
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
-    found, held, close_facts = search_archive(db, user_messages, limit=limit * 2, nearest=nearest)
+    found, close_facts = search_archive(
+        db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage
+    )
     for hit in found:
         if hit.uuid and hit.uuid in ids:
             continue
         if exclude_session and hit.session_id == exclude_session:
-            continue
-        if held[hit.entry_id] < min_coverage:
             continue
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
@@ -416,7 +422,7 @@ def recall(
         provided = list(facts_provider(query, limit))
         texts_of = [fact.text for fact in provided]
         shares = [0.0] * len(provided)
-        for question in asked(user_messages) if min_coverage > 0 else ():
+        for question in questions if min_coverage > 0 else ():
             shares = list(map(max, shares, text_coverage(db, question.terms, texts_of)))
         facts += [
             fact
