@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from clawback.core.home import Home
 from clawback.tui.app import make_app
 from clawback.tui.panes.search import SearchPane
+from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
 from .conftest import SIZE
@@ -25,6 +28,18 @@ def embed_demo(home: Home) -> None:
     store.close()
 
 
+async def search_for(pilot: Pilot[Any], text: str, pause: float = 0) -> SearchPane:
+    """Open the search pane and type ``text``; ``pause``: how long typing must pause before the
+    search by meaning runs (0: at once)."""
+    await settle(pilot)
+    await pilot.press("ctrl+f")
+    pane = pilot.app.query_one(SearchPane)
+    pane.meaning_pause = pause
+    pilot.app.query_one("#search-input", Input).insert_text_at_cursor(text)
+    await settle(pilot)
+    return pane
+
+
 async def test_a_pause_in_typing_brings_results_by_meaning(
     demo_home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -36,12 +51,8 @@ async def test_a_pause_in_typing_brings_results_by_meaning(
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+f")
-        pane = app.query_one(SearchPane)
-        pane.meaning_pause = 600  # no pause yet: only the keyword search has run
-        app.query_one("#search-input", Input).insert_text_at_cursor("sqlite zzqx ")
-        await settle(pilot)
+        # no pause yet: only the keyword search has run
+        pane = await search_for(pilot, "sqlite zzqx ", pause=600)
         status = pane.query_one("#search-status", Static)
         # No message holds both words: the ones holding "sqlite" answer, by words alone.
         assert pane._hits and {hit.found_by for hit in pane._hits} == {"keyword"}
@@ -63,12 +74,7 @@ async def test_prefixes_never_wait_for_meaning(demo_home: Home) -> None:
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+f")
-        pane = app.query_one(SearchPane)
-        pane.meaning_pause = 0
-        app.query_one("#search-input", Input).insert_text_at_cursor("zzqx*")
-        await settle(pilot)
+        pane = await search_for(pilot, "zzqx*")
         assert pane._hits == [] and pane._meaning_timer is None
 
 
@@ -76,12 +82,7 @@ async def test_a_quoted_title_not_in_the_archive_still_finds_by_meaning(demo_hom
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+f")
-        pane = app.query_one(SearchPane)
-        pane.meaning_pause = 0
-        app.query_one("#search-input", Input).insert_text_at_cursor('"sqlite zzqx"')
-        await settle(pilot)
+        pane = await search_for(pilot, '"sqlite zzqx"')
         assert pane._hits and {hit.found_by for hit in pane._hits} == {"semantic"}
 
 
@@ -89,11 +90,6 @@ async def test_nonsense_says_so_and_stays_empty(demo_home: Home) -> None:
     # The vector side's floor is the real model's (core tests); the hash stand-in has none.
     app = make_app(demo_home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+f")
-        pane = app.query_one(SearchPane)
-        pane.meaning_pause = 0
-        app.query_one("#search-input", Input).insert_text_at_cursor("xyzzyplugh qwfpgj")
-        await settle(pilot)
+        pane = await search_for(pilot, "xyzzyplugh qwfpgj")
         status = str(pane.query_one("#search-status", Static).render())
         assert pane._hits == [] and "nothing in the archive matches" in status
