@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.archive.restore import project_folder
@@ -14,6 +16,7 @@ from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.screens.dialogs import ChoiceScreen
 from textual.drivers.headless_driver import HeadlessDriver
+from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
 from ..fake_claude.fixtures import FAKE_CLAUDE
@@ -38,8 +41,18 @@ def suspended(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
+@dataclass
+class World:
+    """A home whose one Claude Code session ran in ``project``, and where the fake claude logs."""
+
+    home: Home
+    project: Path
+    transcript: Path
+    log: Path
+
+
 @pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, object]]:
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     user = tmp_path / "user"
     project = tmp_path / "work" / "proj"
     project.mkdir(parents=True)
@@ -60,31 +73,36 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     home.config.sources.claude_code_path = str(projects)
     home.config.sources.openclaw = False
     home.ingest_all()
-    yield {"home": home, "project": project, "transcript": transcript, "log": log}
+    yield World(home, project, transcript, log)
     home.close()
 
 
-def calls(log: object) -> list[dict[str, object]]:
-    path = Path(str(log))
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+def calls(log: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+async def on_first_session(app: ClawbackApp, pilot: Pilot[Any]) -> OptionList:
+    """The session list, focused, its first session highlighted."""
+    await settle(pilot)
+    listing = app.query_one("#session-list", OptionList)
+    listing.focus()
+    listing.highlighted = 0
+    return listing
 
 
 async def test_the_key_on_a_session_suspends_runs_claude_and_comes_back(
-    world: dict[str, object], suspended: list[str]
+    world: World, suspended: list[str]
 ) -> None:
-    app: ClawbackApp = make_app(world["home"], watch=False)  # type: ignore[arg-type]
+    app: ClawbackApp = make_app(world.home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        listing = app.query_one("#session-list", OptionList)
-        listing.focus()
-        listing.highlighted = 0
+        listing = await on_first_session(app, pilot)
         await settle(pilot)
         assert "Resume" in {b.binding.description for b in app.active_bindings.values()}
         await pilot.press("ctrl+r")
         await settle(pilot)
-        [call] = calls(world["log"])
+        [call] = calls(world.log)
         assert call["argv"] == ["--resume", SID]
-        assert call["cwd"] == str(world["project"])
+        assert call["cwd"] == str(world.project)
         assert suspended == ["suspend", "resume"]
         # Back where it was.
         assert app.focused is listing and listing.highlighted == 0
@@ -92,9 +110,9 @@ async def test_the_key_on_a_session_suspends_runs_claude_and_comes_back(
 
 
 async def test_the_key_on_a_search_hit_resumes_its_session(
-    world: dict[str, object], suspended: list[str]
+    world: World, suspended: list[str]
 ) -> None:
-    app: ClawbackApp = make_app(world["home"], watch=False)  # type: ignore[arg-type]
+    app: ClawbackApp = make_app(world.home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+f")
@@ -104,49 +122,43 @@ async def test_the_key_on_a_search_hit_resumes_its_session(
         await settle(pilot)
         await pilot.press("ctrl+r")  # from the search box, on the highlighted hit
         await settle(pilot)
-        [call] = calls(world["log"])
-        assert call["argv"] == ["--resume", SID] and call["cwd"] == str(world["project"])
+        [call] = calls(world.log)
+        assert call["argv"] == ["--resume", SID] and call["cwd"] == str(world.project)
         assert suspended == ["suspend", "resume"]
         assert isinstance(app.focused, Input) and app.focused.value == "pelican"
 
 
 async def test_on_a_deleted_session_the_key_offers_restore_then_resumes(
-    world: dict[str, object], suspended: list[str]
+    world: World, suspended: list[str]
 ) -> None:
-    transcript = Path(str(world["transcript"]))
+    transcript = world.transcript
     original = transcript.read_bytes()
     transcript.unlink()
-    world["home"].ingest_all()  # type: ignore[attr-defined]
-    app: ClawbackApp = make_app(world["home"], watch=False)  # type: ignore[arg-type]
+    world.home.ingest_all()
+    app: ClawbackApp = make_app(world.home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        listing = app.query_one("#session-list", OptionList)
-        listing.focus()
-        listing.highlighted = 0
+        await on_first_session(app, pilot)
         await settle(pilot)
         await pilot.press("ctrl+r")
         await until(pilot, lambda: isinstance(app.screen, ChoiceScreen))
         assert "deleted this session's transcript" in app.screen.question  # type: ignore[attr-defined]
-        assert not calls(world["log"]) and suspended == []
+        assert not calls(world.log) and suspended == []
         await pilot.press("enter")  # "Restore and resume"
         await settle(pilot)
         assert transcript.read_bytes() == original
-        [call] = calls(world["log"])
+        [call] = calls(world.log)
         assert call["argv"] == ["--resume", SID]
         assert suspended == ["suspend", "resume"]
 
 
 async def test_without_a_terminal_to_hand_over_it_says_what_to_run(
-    world: dict[str, object],
+    world: World,
 ) -> None:
-    app: ClawbackApp = make_app(world["home"], watch=False)  # type: ignore[arg-type]
+    app: ClawbackApp = make_app(world.home, watch=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        listing = app.query_one("#session-list", OptionList)
-        listing.focus()
-        listing.highlighted = 0
+        await on_first_session(app, pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
         [note] = [n.message for n in app._notifications]
         assert f"clawback resume {SID}" in note
-        assert not calls(world["log"])
+        assert not calls(world.log)
