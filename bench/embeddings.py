@@ -26,7 +26,6 @@ import os
 import re
 import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ from clawback.core.text.stopwords import STOPWORDS
 from corpus import generate
 from shared_archive import SHARED, embed_all, open_shared
 from synthetic_vectors import fill_with_random_vectors
+from timing import percentiles
 
 HERE = Path(__file__).parent
 WORD = re.compile(r"[^\W_]+")
@@ -59,12 +59,6 @@ MODES = ("keyword", "semantic", "hybrid")
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered) * 1000, p95 * 1000
 
 
 def load_pairs() -> list[tuple[str, str]]:

@@ -41,6 +41,7 @@ from clawback.core.hooks.log import read_runs
 from clawback.core.paths import Paths
 from clawback.core.warm.server import running, socket_path, stop
 from hybrid_latency import build
+from timing import percentiles
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))
 PROMPTS = [
@@ -54,12 +55,6 @@ PROMPTS = [
     "how should we build the schema for sessions",
 ]
 CWD = "/home/user/project3"
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered) * 1000, p95 * 1000
 
 
 def event(name: str, **fields: str) -> str:

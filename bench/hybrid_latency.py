@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ from clawback.core.records import Source
 from clawback.core.search.engine import search
 from corpus import generate
 from synthetic_vectors import fill_with_random_vectors
+from timing import percentiles
 
 MODES = ("keyword", "semantic", "hybrid")
 DIM = 384
@@ -64,12 +64,6 @@ QUERIES = [
     "retry the request after a timeout",
     "build the schema",
 ]
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered) * 1000, p95 * 1000
 
 
 def build(work: Path, mb: float) -> Home:

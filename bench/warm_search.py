@@ -30,7 +30,6 @@ import compileall
 import os
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.paths import Paths
 from clawback.core.warm.server import STARTED_NAME, running, socket_path, stop
+from timing import percentiles
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))
 QUERIES = [
@@ -52,12 +52,6 @@ QUERIES = [
 #: as an installed clawback runs: bytecode cached (this machine's shells set
 #: PYTHONDONTWRITEBYTECODE, which makes every process recompile every module it imports)
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "CLAWBACK_WARM")}
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered) * 1000, p95 * 1000
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
