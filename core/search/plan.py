@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from clawback.core.search.dates import DateWindow, date_window
-from clawback.core.search.query import MAX_TERMS, Term, parse_query, split_terms, term_expression
+from clawback.core.search.query import MAX_TERMS, Term, parse_terms, split_terms, term_expression
 from clawback.core.text.stopwords import STOPWORDS
 
 QUESTION_STARTS = frozenset(
@@ -65,9 +65,14 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
     terms = split_terms(searched)
     plain = [t for t in terms if not (t.phrase or t.prefix or t.exclude)]
     natural = is_natural(query, plain)
-    typed = parse_query(searched)
-    kept = [t for t in terms if t.exclude or t.phrase or t.prefix or _content(t)]
-    strict = parse_query(_join(kept)).match if natural else typed.match
+    if natural:
+        # In a sentence, "-r" is the flag asked about ("what happened when I restarted with
+        # -r?"), not a word to exclude; a quoted -"phrase" still excludes.
+        terms = split_terms(searched, exclusions=False)
+    typed = parse_terms(terms)
+    kept = [_searched(t) for t in terms if t.exclude or t.phrase or t.prefix or _content(t)]
+    content = parse_terms(kept)
+    strict = content.match if natural else typed.match
     return QueryPlan(
         query=query,
         strict=strict,
@@ -76,7 +81,7 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
         meaning=" ".join(query.replace('"', "").split()) or query,
         exact_only=any(t.prefix or t.exclude for t in terms),
         required=any((t.phrase or t.prefix) and not t.exclude for t in terms),
-        highlight=parse_query(_join(kept)).terms or typed.terms,
+        highlight=content.terms or typed.terms,
         window=window,
         when_only=window is not None and all(_activity(t) for t in terms),
     )
@@ -103,9 +108,31 @@ def _content(term: Term) -> bool:
     return len(word) > 1 and word not in STOPWORDS
 
 
+# What an English contraction's head is ("didn't" is "did", "we're" is "we"): with the head a
+# stop word, so is the whole word, as in every stop list; "won't" and "can't" drop more.
+_CONTRACTIONS = ("n't", "'s", "'re", "'ve", "'ll", "'d", "'m")
+_IRREGULAR = {"won't": "will", "can't": "can", "shan't": "shall"}
+
+
 def _word(term: Term) -> str:
-    word = term.text.lower().strip("?!.,;:'\"()[]")
-    return word.removesuffix("'s").removesuffix("’s")
+    """A plain word as it counts for the topic: lower case, without the punctuation around it,
+    a contraction or possessive as its head ("tokenizer's" is "tokenizer")."""
+    word = term.text.lower().replace("’", "'").strip("?!.,;:'\"()[]").lstrip("-")
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    for ending in _CONTRACTIONS:
+        if word.endswith(ending) and len(word) > len(ending):
+            return word.removesuffix(ending)
+    return word
+
+
+def _searched(term: Term) -> Term:
+    """A plain word as search looks for it: "tokenizer's" as ``tokenizer`` (FTS5 reads the
+    text "tokenizer's" as the two tokens ``tokenizer s``, so the word as typed would match only
+    messages that say it with the same ending); anything else as typed."""
+    if term.phrase or term.prefix or term.exclude or "'" not in term.text.replace("’", "'"):
+        return term
+    return Term(_word(term))
 
 
 def _activity(term: Term) -> bool:
@@ -165,12 +192,3 @@ def _loose(kept: list[Term]) -> str | None:
     if excluded:
         match = f"({match})" + "".join(f" NOT ({e})" for e in excluded[:MAX_TERMS])
     return match
-
-
-def _join(terms: list[Term]) -> str:
-    """Terms back into query text that :func:`split_terms` reads as the same terms."""
-    out = []
-    for term in terms:
-        text = '"' + term.text.replace('"', " ") + '"' if term.phrase else term.text
-        out.append(("-" if term.exclude else "") + text + ("*" if term.prefix else ""))
-    return " ".join(out)

@@ -66,10 +66,15 @@ def parse_query(query: str, *, cjk_column: str | None = CJK_COLUMN) -> ParsedQue
     ``None`` for a table without one (CJK runs are then matched as prefixes of the tokens
     ``unicode61`` made of whole runs, which finds a word only at the start of its run).
     """
+    return parse_terms(split_terms(query), cjk_column=cjk_column)
+
+
+def parse_terms(terms: list[Term], *, cjk_column: str | None = CJK_COLUMN) -> ParsedQuery:
+    """:func:`parse_query` of terms already split (and maybe rewritten, see ``search.plan``)."""
     includes: list[str] = []
     excludes: list[str] = []
     highlights: list[str] = []
-    for term in split_terms(query):
+    for term in terms:
         expression = term_expression(term, cjk_column)
         if expression is None:
             continue
@@ -124,8 +129,12 @@ def score_from_rank(rank: float) -> float:
     return x / (1.0 + x)
 
 
-def split_terms(query: str) -> list[Term]:
-    """Split ``query`` into terms: whitespace-separated words and quoted phrases."""
+def split_terms(query: str, *, exclusions: bool = True) -> list[Term]:
+    """Split ``query`` into terms: whitespace-separated words and quoted phrases.
+
+    ``-word`` excludes, unless ``exclusions`` is off (in a sentence, "-r" is a command-line
+    flag someone asks about); ``--word`` is a flag either way, never an exclusion.
+    """
     query = _SURROGATES_AND_NUL.sub(" ", query)
     found: list[Term] = []
     i, n = 0, len(query)
@@ -134,7 +143,8 @@ def split_terms(query: str) -> list[Term]:
             i += 1
             continue
         exclude = False
-        if query[i] == "-" and i + 1 < n and not query[i + 1].isspace():
+        following = query[i + 1] if i + 1 < n else " "
+        if query[i] == "-" and (following == '"' or (exclusions and following not in "- \t\n")):
             exclude = True
             i += 1
         if query[i] == '"':

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 STOPWORDS = frozenset(
     """a an the i me my we us you he it is am be to of in on at by or as if so no do
-    about above after again against all also and any are because been before being below
+    about above after again up vs against all also and any are because been before being below
     between both but can could did does doing down during each few for from further had has
     have having her here hers herself him himself his how into its itself just let like more
     most much must myself nor not now off once only other our ours ourselves out over own same

@@ -95,6 +95,35 @@ def test_a_stray_quote_reads_as_a_phrase_to_the_end() -> None:
     assert not plan.exact_only  # meaning stays on
 
 
+def test_a_flag_in_a_question_is_asked_about_not_excluded(db: sqlite_utils.Database) -> None:
+    # "-r" in a sentence is a command-line flag: read as an exclusion it made the question
+    # exact-only (no meaning) and dropped every message with an "r" in it.
+    plan = plan_query("what happened when I restarted with -r and the theme was invalid?")
+    assert not plan.exact_only and "NOT" not in (plan.loose or "")
+    assert (
+        plan.loose == '"happened" OR "restarted" OR "theme" OR "invalid?"'
+    )  # "r" alone says nothing
+    semantic = FixedNearest(db, {7: 0.8})
+    question = "what did we pick as the deploy target with -p?"
+    found = search(db, question, mode="hybrid", nearest=semantic, today=TODAY).hits
+    assert semantic.asked == [question]  # meaning is on
+    assert {3, 7} <= {hit.entry_id for hit in found}  # by its words and by meaning
+
+
+def test_keywords_still_exclude_but_a_double_dash_is_a_flag() -> None:
+    assert plan_query("redis -heroku").exact_only
+    assert plan_query("redis -heroku").strict == '("redis") NOT ("heroku")'
+    assert plan_query("--resume").strict == '"--resume"'  # searched, not excluded
+
+
+def test_contractions_and_possessives_read_as_their_head_word() -> None:
+    plan = plan_query("why didn't the tokenizer's emoji work?")
+    # "didn't" is "did", a stop word; "tokenizer's" is the word "tokenizer" (FTS5 reads the
+    # text as "tokenizer s": searched as typed it found only messages with the same ending).
+    assert plan.loose == '"tokenizer" OR "emoji" OR "work?"'
+    assert plan_query("we're moving it up?").loose == '"moving"'
+
+
 def test_a_date_in_the_question_favours_that_day(db: sqlite_utils.Database) -> None:
     plan = plan_query("what did we say about fly.io on May 3?", today=TODAY)
     assert plan.window is not None and plan.window.since.startswith("2026-05-03")
