@@ -1,5 +1,6 @@
 """How ``claude`` (and other MCP clients) start clawback's memory server: the command, the JSON
-config block, the ``claude mcp add`` command line, and the flags a chat turn passes.
+config block, the ``claude mcp add`` command line, and the flags a chat turn passes; and
+:func:`spawn`, which starts that same command apart for clawback's own background work.
 
 Nothing here imports the MCP SDK or talks the protocol; it only describes ``clawback mcp`` to a
 client. The command is an absolute path, because a client starts the server with its own
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +47,23 @@ def clawback_command() -> list[str]:
         if candidate is not None and candidate.is_file() and os.access(candidate, os.X_OK):
             return [str(candidate.resolve())]
     return [str(Path(sys.executable).resolve()), "-m", "clawback.cli"]
+
+
+def spawn(paths: Paths, *args: str) -> None:
+    """Start ``clawback --home H <args>`` detached: own session, no stdin/stdout/stderr, and the
+    hooks switched off for anything it runs. How clawback starts its own work apart (a hook's
+    ingest or flush job, the warm process a search or a chat turn starts): here, beside the
+    command it runs, so every layer that starts one reaches it."""
+    argv = [*clawback_command(), "--home", str(paths.home), *args]
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+        env={**os.environ, HOME_ENV: str(paths.home), "CLAWBACK_HOOKS": "0"},
+    )
 
 
 def server_entry(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:

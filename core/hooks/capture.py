@@ -16,30 +16,13 @@ outcome like a hook.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
-from clawback.core.claude.mcp import clawback_command
+from clawback.core.claude.mcp import spawn
 from clawback.core.db import connect_reader
 from clawback.core.hooks.locks import flush_pending, flush_running
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.paths import HOME_ENV, Paths, ensure_private_dir
-
-
-def spawn(paths: Paths, *args: str) -> None:
-    """Start ``clawback --home H <args>`` detached: own session, no stdin/stdout/stderr."""
-    argv = [*clawback_command(), "--home", str(paths.home), *args]
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env={**os.environ, HOME_ENV: str(paths.home), "CLAWBACK_HOOKS": "0"},
-    )
-
+from clawback.core.paths import Paths, ensure_private_dir
 
 # ---------------------------------------------------------------------------------- ingest
 

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from clawback.core.archive.sessions import project_name
+from clawback.core.claude.mcp import spawn
 from clawback.core.config import EmbeddingsConfig, atomic_write_bytes
 from clawback.core.db import Queryable
 from clawback.core.home import Home
-from clawback.core.hooks.capture import spawn
 from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state
 from clawback.core.hooks.run import Answer
 from clawback.core.locking import held, lock_free

@@ -17,9 +17,8 @@ through a plain read connection).
 
 from __future__ import annotations
 
-from clawback.core.hooks.capture import spawn
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.warm.server import allowed, ask, should_start
+from clawback.core.warm.server import allowed, ask, should_start, start
 
 ASK_TIMEOUT_S = 2.0  # the server answers in tens of milliseconds; more means it is stuck
 
@@ -44,7 +43,7 @@ def answer(ctx: HookContext) -> Answer:
         if reply is not None:
             return Answer(text=str(reply["text"]), detail=f"hybrid: {reply.get('detail', '')}")
         if should_start(ctx.paths):
-            spawn(ctx.paths, "hook", "serve")
+            start(ctx.paths)
     # Imported only now: a prompt the warm process answered needs none of it.
     from clawback.core.hooks import recall_block
 

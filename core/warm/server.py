@@ -49,6 +49,14 @@ def allowed(warm_minutes: int) -> bool:
     return warm_minutes > 0 and os.environ.get(SWITCH_ENV, "").strip() != "0"
 
 
+def start(paths: Paths) -> None:
+    """Start this home's warm process apart (``clawback hook serve``); a client calls it once
+    :func:`should_start` said yes."""
+    from clawback.core.claude.mcp import spawn  # only a client that starts one needs it
+
+    spawn(paths, "hook", "serve")
+
+
 def socket_path(paths: Paths) -> Path | None:
     """Where the server listens: ``<home>/hooks/warm.sock``, or, for a home whose path is too
     long for a socket, a name made from it in a private folder of the temp dir (``None`` if that
