@@ -17,7 +17,7 @@ from __future__ import annotations
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import note, print_json
-from clawback.core.errors import ClawbackError, UsageError
+from clawback.core.errors import UsageError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
 from clawback.core.search.engine import (
@@ -106,10 +106,12 @@ def search_command(
     try:
         _show(query, results, as_json, warm=getattr(nearest, "warm", False))
     finally:
-        # A WarmNearest that answered here starts a warm process for the next search, now
+        # A search that loaded the vectors itself starts a warm process for the next one, now
         # that the results are out (not while this one loads the same vectors).
-        if nearest is not None and hasattr(nearest, "start_for_next"):
-            nearest.start_for_next()
+        if nearest is not None:
+            from clawback.core.warm.nearest import start_for_next
+
+            start_for_next(nearest)
 
 
 def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> None:
@@ -148,7 +150,8 @@ def _vector_side(ctx: click.Context) -> tuple[NearestChunks | None, str | None, 
     """The vector side when this home has vectors (else ``None``), why not if it should have
     them, and whether to favour recent hits. Settings load only when there are vectors, so a
     keyword search stays quick to start; the model and the vectors load only if the query
-    needs them and no warm process answers (:class:`~clawback.core.warm.nearest.WarmNearest`)."""
+    needs them and no warm process answers
+    (:func:`~clawback.core.warm.nearest.one_shot_nearest`)."""
     home = ctx.find_root().obj
     if home is not None and hasattr(home, "paths") and hasattr(home, "config"):
         paths, config = home.paths, home.config  # a home handed in (tests) or already open
@@ -159,34 +162,7 @@ def _vector_side(ctx: click.Context) -> tuple[NearestChunks | None, str | None, 
         from clawback.core.config import load_config
 
         config = load_config(paths.config)
-    recency = config.embeddings.recency_boost
-    if not config.embeddings.enabled or not paths.vectors.exists():
-        return None, None, recency
-    settings = config.embeddings
+    from clawback.core.warm.nearest import one_shot_nearest
 
-    def here() -> NearestChunks:
-        try:
-            from clawback.core.embeddings.semantic import DeferredIndex
-        except ImportError as exc:
-            raise ClawbackError(
-                f"semantic search needs {exc.name} (pip install 'clawback[embeddings]')"
-            ) from None
-        return DeferredIndex(settings, paths.vectors)
-
-    from clawback.core.warm.server import allowed
-
-    if allowed(config.hooks.warm_minutes):
-        from clawback.core.warm.nearest import WarmNearest
-
-        return WarmNearest(paths, here, start=lambda: _start_warm(paths)), None, recency
-    try:
-        return here(), None, recency
-    except ClawbackError as exc:
-        return None, f"{exc}; showing keyword results", recency
-
-
-def _start_warm(paths: Paths) -> None:
-    """Start the home's warm process apart (the one the hooks ask too), for the next search."""
-    from clawback.core.hooks.capture import spawn
-
-    spawn(paths, "hook", "serve")
+    nearest, why = one_shot_nearest(paths, config)
+    return nearest, why and f"{why}; showing keyword results", config.embeddings.recency_boost

@@ -1,18 +1,19 @@
 """The chunks nearest a query, from the warm process when one runs, else from this process.
 
-``clawback search`` runs the one search (:func:`~clawback.core.search.front.find`) in its own
-process: reading the index is quick to start, loading the model and every vector is not (0.5 s
-on the shared transcripts, about 1 s on a 200 MB archive). So only that vector side is asked of
-the warm process (:mod:`.server`): :class:`WarmNearest` is the ``NearestChunks`` search takes,
-and the warm process answers it with :func:`answer_nearest`. Everything else (the keyword side,
-filters, fusion, the floor, snippets) runs here, so a search's results are the same warm or not:
-the warm process runs the same index over the same store, and JSON carries the similarities
-(Python floats) exactly.
+``clawback search`` and a ``clawback chat`` turn each run in a process of their own, for one
+search or one recall: reading the index is quick to start, loading the model and every vector is
+not (0.5 s on the shared transcripts, about 1 s on a 200 MB archive). So only that vector side is
+asked of the warm process (:mod:`.server`): :class:`WarmNearest` is the ``NearestChunks`` search
+and recall take, and the warm process answers it with :func:`answer_nearest`. Everything else
+(the keyword side, filters, fusion, the floor, snippets, the recall block) runs here, so the
+results are the same warm or not: the warm process runs the same index over the same store, and
+JSON carries the similarities (Python floats) exactly. :func:`one_shot_nearest` is the one
+place such a process decides between asking and loading.
 
 When no warm process runs, the neighbours come from ``local``: the model and the vectors loaded
 in this process, as before the warm process existed; once the results are out,
-:meth:`WarmNearest.start_for_next` starts one apart for the next search. One that is still
-loading is waited for.
+:func:`start_for_next` starts one apart for the next search or turn. One that is still loading
+is waited for.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from clawback.core.config import Config
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 from clawback.core.search.engine import NearestChunks
-from clawback.core.warm.server import ask, should_start, wait_listening
+from clawback.core.warm.server import allowed, ask, should_start, start, wait_listening
 
 NEAREST = "nearest"  # the request's key: {"nearest": query, "limit": n}
 DECLINED = "declined"  # the reply's key when the vector side declined: {"declined": why}
@@ -91,6 +93,46 @@ class WarmNearest:
     def warm(self) -> bool:
         """Whether the warm process answered the last query."""
         return self.answered_by == WARM
+
+
+def one_shot_nearest(paths: Paths, config: Config) -> tuple[NearestChunks | None, str | None]:
+    """The vector side for a process that answers one question and ends (``clawback search``,
+    a ``clawback chat`` turn), or ``None`` and why not when the home has vectors this process
+    cannot search (the embeddings extra is missing).
+
+    With the warm process allowed (:func:`~.server.allowed`) it is a :class:`WarmNearest`,
+    which loads nothing unless no warm process answers; then it starts one apart once the
+    answer is out (:func:`start_for_next`). Otherwise the vector side is loaded here, on the
+    first query, as long-lived processes do. No vectors, or embeddings off: ``None``, and
+    nothing loads. The long-lived processes (the app, the MCP server, the warm process itself)
+    load their own instead (:func:`~clawback.core.embeddings.deferred_nearest`): they ask many
+    times, and a socket round trip each time would buy them nothing.
+    """
+    settings = config.embeddings
+    if not settings.enabled or not paths.vectors.exists():
+        return None, None
+
+    def here() -> NearestChunks:
+        try:
+            from clawback.core.embeddings.semantic import DeferredIndex
+        except ImportError as exc:
+            raise ClawbackError(
+                f"semantic search needs {exc.name} (pip install 'clawback[embeddings]')"
+            ) from None
+        return DeferredIndex(settings, paths.vectors)
+
+    if allowed(config.hooks.warm_minutes):
+        return WarmNearest(paths, here, start=lambda: start(paths)), None
+    try:
+        return here(), None
+    except ClawbackError as exc:
+        return None, str(exc)
+
+
+def start_for_next(nearest: NearestChunks | None) -> bool:
+    """Once a one-shot process's answer is out: start a warm process for the next one if this
+    one loaded the vectors itself (:meth:`WarmNearest.start_for_next`); whether it did."""
+    return isinstance(nearest, WarmNearest) and nearest.start_for_next()
 
 
 def answer_nearest(nearest: NearestChunks, request: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -9,15 +9,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from clawback.core.paths import Paths
-from clawback.core.warm.server import STARTED_NAME, running, socket_path, stop
+from clawback.core.warm.server import STARTED_NAME, running, socket_path
 
 from ..cli_runner import run_cli
-from ..helpers import cc_assistant, cc_user, wait_until, write_lines
+from ..helpers import wait_until
 
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
@@ -30,34 +29,8 @@ QUERIES = [
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.delenv("CLAWBACK_WARM")
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text('[embeddings]\nmodel = "hash"\n[hooks]\nwarm_minutes = 1\n')
-    src = tmp_path / "src" / "proj"
-    lines = []
-    for n, text in enumerate(
-        [
-            "tangerine protocol launch checklist",
-            "we picked the tangerine protocol for the launch on Monday",
-            "the rollout of the orange build went fine",
-            "citrus names for every release from now on",
-            "the launch checklist is done, ship it",
-        ]
-    ):
-        lines.append(cc_user("s1", f"u{n}", text, ts=f"2026-11-1{n}T10:00:00Z"))
-        lines.append(cc_assistant("s1", f"a{n}", [{"type": "text", "text": f"noted: {text}"}]))
-    write_lines(src / "s1.jsonl", lines)
-    assert (
-        run_cli("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home).returncode
-        == 0
-    )
-    assert run_cli("embed", home=home).returncode == 0
-    yield home
-    paths = Paths.resolve(home)
-    stop(paths)
-    wait_until(lambda: not running(paths), "the warm process to stop", timeout=30)
+def home(warm_home: Path) -> Path:
+    return warm_home
 
 
 def search(home: Path, *args: str, env: dict[str, str | None] | None = None) -> tuple[str, str]:

@@ -10,10 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clawback.core.config import Config, load_config
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 from clawback.core.warm import server
-from clawback.core.warm.nearest import HERE, WARM, WarmNearest, answer_nearest, neighbours
+from clawback.core.warm.nearest import (
+    HERE,
+    WARM,
+    WarmNearest,
+    answer_nearest,
+    neighbours,
+    one_shot_nearest,
+    start_for_next,
+)
 from clawback.core.warm.server import serve, stop
 
 from ..helpers import wait_until
@@ -158,3 +167,32 @@ def test_replies_that_hold_no_neighbours_are_not_answers() -> None:
     assert neighbours({"neighbours": [["x", 1, 0.5]]}) is None
     assert neighbours({"neighbours": [[1, 2, 0.5]]}) == [(1, 2, 0.5)]
     assert answer_nearest(Fixed(), {"prompt": "recall this"}) is None
+
+
+def config_for(tmp_path: Path, text: str) -> Config:
+    (tmp_path / "config.toml").write_text(text)
+    return load_config(tmp_path / "config.toml")
+
+
+def test_a_one_shot_process_asks_the_warm_process_when_allowed(
+    paths: Paths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one decision ``clawback search`` and a ``clawback chat`` turn share."""
+    pytest.importorskip("numpy", reason="the vectors loaded here need the embeddings extra")
+    monkeypatch.delenv("CLAWBACK_WARM")
+    allowed = config_for(tmp_path, '[embeddings]\nmodel = "hash"\n[hooks]\nwarm_minutes = 1\n')
+    nearest, why = one_shot_nearest(paths, allowed)
+    assert isinstance(nearest, WarmNearest) and why is None
+    off = config_for(tmp_path, '[embeddings]\nmodel = "hash"\n[hooks]\nwarm_minutes = 0\n')
+    nearest, why = one_shot_nearest(paths, off)
+    assert nearest is not None and not isinstance(nearest, WarmNearest) and why is None
+    assert not start_for_next(nearest)  # loaded here by choice: nothing to start
+    monkeypatch.setenv("CLAWBACK_WARM", "0")
+    assert not isinstance(one_shot_nearest(paths, allowed)[0], WarmNearest)
+    monkeypatch.delenv("CLAWBACK_WARM")
+    assert one_shot_nearest(paths, config_for(tmp_path, '[embeddings]\nmodel = "none"\n')) == (
+        None,
+        None,
+    )
+    paths.vectors.unlink()
+    assert one_shot_nearest(paths, allowed) == (None, None)  # nothing embedded: nothing loads
