@@ -10,6 +10,10 @@ object (``session_id``, ``session_key``, ``reply``, ``usage``, ``is_error``, ...
 Errors are one line on stderr and a non-zero exit (Ctrl-C: 130); by then the user's message is
 already in the transcript. This module only parses arguments and prints: it must never decide
 anything about sessions or prompts itself.
+
+Recall by meaning asks the home's warm process, as ``clawback search`` does
+(:func:`~clawback.core.warm.nearest.one_shot_nearest`): a turn that finds none loads the model
+and the vectors itself, and starts one for the next turn once its reply is out.
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ def chat(
         _print_help()
         return
     home = open_home(ctx)
-    engine = home.chat_engine()
+    # One turn and the process ends: recall's vector side asks the warm process, as search does.
+    engine = home.chat_engine(nearest=home.nearest(one_shot=True))
     try:
         if not text.strip() and not new:
             raise UsageError("Nothing to send: give a MESSAGE or pipe one on stdin.")
@@ -105,10 +110,17 @@ def chat(
             return
         target = _target(engine, ref)
         outcome = _run(engine, text, target.key, target.session_id, model, new, as_json)
+        if as_json:
+            print_json(outcome.to_json())
     except ClawbackError as exc:
         fail(str(exc), exc.exit_code)
-    if as_json:
-        print_json(outcome.to_json())
+    finally:
+        # A turn whose recall loaded the vectors itself starts a warm process for the next one,
+        # now that the reply is out (not while this one loads the same vectors).
+        if engine.nearest is not None:
+            from clawback.core.warm.nearest import start_for_next
+
+            start_for_next(engine.nearest)
     if outcome.cancelled:
         sys.exit(130)
 

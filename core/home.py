@@ -243,7 +243,8 @@ class Home:
         from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 
         kwargs.setdefault("facts_provider", facts_provider(self.db))
-        kwargs.setdefault("nearest", self.nearest())
+        if "nearest" not in kwargs:  # not setdefault: building one imports numpy, given or not
+            kwargs["nearest"] = self.nearest()
         engine = ChatEngine(
             self.db, self.paths, self.config.chat, index=self.ingest_changed, **kwargs
         )
@@ -258,8 +259,15 @@ class Home:
             )
         return engine
 
-    def nearest(self) -> NearestChunks | None:
-        """The vector side of search and recall, or ``None`` (see ``deferred_nearest``)."""
+    def nearest(self, *, one_shot: bool = False) -> NearestChunks | None:
+        """The vector side of search and recall, or ``None``: loaded in this process on the
+        first query (``deferred_nearest``: the app, the MCP server, which ask many times), or,
+        for a process that answers once and ends (``one_shot``: a ``clawback chat`` turn),
+        asked of the home's warm process when one runs (``one_shot_nearest``)."""
+        if one_shot:
+            from clawback.core.warm.nearest import one_shot_nearest
+
+            return one_shot_nearest(self.paths, self.config)[0]  # recall is a bonus: no why
         return deferred_nearest(self.paths.vectors, self.config.embeddings)
 
     def background_embedder(self, **callbacks: Any) -> Any | None:
