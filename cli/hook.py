@@ -9,7 +9,7 @@ script answers the exact command ``hooks install`` writes without loading click 
 
 The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart; the
 hidden ``serve`` is the home's warm process (:mod:`clawback.core.warm`), which the
-``user-prompt`` hook and ``clawback search`` start.
+``user-prompt`` hook, ``clawback search`` and ``clawback chat`` start; it logs as ``warm``.
 """
 
 from __future__ import annotations
@@ -87,11 +87,12 @@ def flush_session_job(ctx: click.Context, session_id: str, transcript: Path, cwd
 @click.pass_context
 def serve_job(ctx: click.Context) -> None:
     """Keep the model and vectors warm until idle: recall for the user-prompt hook, nearest
-    chunks for `clawback search` (started by either)."""
+    chunks for `clawback search` and `clawback chat` turns (started by any of them)."""
     from clawback.core.config import load_config
+    from clawback.core.hooks.log import WARM_EVENT
     from clawback.core.hooks.recall_block import serve_recall
     from clawback.core.hooks.run import Answer, run_job
 
     paths = _paths(ctx)
     config = load_config(paths.config)
-    run_job(paths, "recall-server", "", "", lambda: Answer(detail=serve_recall(paths, config)))
+    run_job(paths, WARM_EVENT, "", "", lambda: Answer(detail=serve_recall(paths, config)))

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,10 @@ MAX_BYTES = 512 * 1024
 KEEP_LINES = 1_000
 #: what a run ended as; "error" and "timeout" are the ones a person should look at
 OUTCOMES = ("ok", "empty", "skipped", "detached", "error", "timeout")
+#: the warm process's runs (``clawback hook serve``: recall, search, chat turns)
+WARM_EVENT = "warm"
+#: names older logs hold, read as today's so one event keeps one name in status and health
+RENAMED_EVENTS = {"recall-server": WARM_EVENT}
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,10 @@ def read_runs(hooks_dir: Path, limit: int = KEEP_LINES) -> list[HookRun]:
     for line in raw.splitlines()[-limit:]:
         try:
             data: dict[str, Any] = json.loads(line)
-            runs.append(HookRun(**{k: data[k] for k in HookRun.__dataclass_fields__ if k in data}))
+            run = HookRun(**{k: data[k] for k in HookRun.__dataclass_fields__ if k in data})
+            if run.event in RENAMED_EVENTS:
+                run = replace(run, event=RENAMED_EVENTS[run.event])
+            runs.append(run)
         except (ValueError, TypeError, KeyError):
             continue
     return runs

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.hooks.log import read_runs
+from clawback.core.hooks.log import WARM_EVENT, log_path, read_runs
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS
 from clawback.core.paths import Paths
 
@@ -312,9 +312,21 @@ def test_a_missing_model_falls_back_to_words_and_is_logged(
     assert last_run(hook_home).detail.startswith("keyword:")
     runs = lambda: read_runs(Paths.resolve(hook_home).hooks)  # noqa: E731
     wait_until(
-        lambda: any(r.event == "recall-server" for r in runs()), "the server's log line", timeout=60
+        lambda: any(r.event == WARM_EVENT for r in runs()), "the server's log line", timeout=60
     )
-    server = [r for r in runs() if r.event == "recall-server"][-1]
+    server = [r for r in runs() if r.event == WARM_EVENT][-1]
     assert server.outcome == "error" or "no vectors" in server.detail, server
     again = hook("user-prompt", event("UserPromptSubmit"), hook_home)
     assert again.returncode == 0 and DECISION in context_of(again, "UserPromptSubmit")
+
+
+def test_the_warm_process_logs_as_warm_and_older_logs_read_the_same(tmp_path: Path) -> None:
+    """The warm process answers search and chat too, so its runs are ``warm``; a log written
+    before, which named them ``recall-server``, reads back under the one name."""
+    assert WARM_EVENT == "warm"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    older = {"event": "recall-server", "outcome": "ok", "ms": 1.0, "detail": "idle for 900 s"}
+    log_path(hooks).write_text(json.dumps(older) + "\n")
+    (run,) = read_runs(hooks)
+    assert (run.event, run.detail) == (WARM_EVENT, "idle for 900 s")

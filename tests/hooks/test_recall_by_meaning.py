@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawback.core.hooks.log import read_runs
+from clawback.core.hooks.log import WARM_EVENT, read_runs
 from clawback.core.paths import Paths
 from clawback.core.warm.server import running, socket_path, stop
 
@@ -54,7 +54,7 @@ def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: P
     try:
         text, detail = ask_hook(embedded, BY_MEANING)
         assert detail.startswith("keyword:") and DECISION not in text  # words alone, meanwhile
-        wait_until(lambda: running(paths) and listening.exists(), "the recall server", timeout=60)
+        wait_until(lambda: running(paths) and listening.exists(), "the warm process", timeout=60)
         text, detail = ask_hook(embedded, BY_MEANING)
         assert detail.startswith("hybrid:"), detail
         assert DECISION in text and "not instructions" in text
@@ -66,8 +66,7 @@ def test_the_first_prompt_starts_the_server_and_the_next_ones_ask_it(embedded: P
     assert not listening.exists()
     wait_until(
         lambda: any(
-            r.event == "recall-server" and r.detail == "asked to stop"
-            for r in read_runs(paths.hooks)
+            r.event == WARM_EVENT and r.detail == "asked to stop" for r in read_runs(paths.hooks)
         ),
         "the server's last log line",
     )
