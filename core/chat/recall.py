@@ -158,27 +158,26 @@ def recall_query(user_messages: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Asked:
-    """One question of the recent messages: its text, its keywords, and the query search gets
-    (the keywords, and the time the question names as it was written: "on May 3" loses its
-    day as a keyword, and a bare "may" is a verb to search)."""
+    """One question of the recent messages: its text, asked of search as written (so the chat
+    and the hooks get the ranked answer every client gets for it), and its keywords, which the
+    recall floor and the fragments measure hits against."""
 
     text: str
     terms: list[str]
-    query: str
 
 
 def asked(user_messages: Sequence[str]) -> list[Asked]:
     """What the last user messages ask, newest message first, a question each
-    (:func:`~clawback.core.search.questions.split_questions`)."""
+    (:func:`~clawback.core.search.questions.split_questions`); a part with no keyword and no
+    time in it asks nothing."""
     found = []
     for message in reversed(list(user_messages)[-QUERY_MESSAGES:]):
         for question in split_questions(strip_recalled(message)):
             window = date_window(question)
             start, end = window.span if window else (0, 0)
             terms = recall_terms([question[:start] + " " + question[end:]])
-            when = question[start:end].strip()
-            if terms or when:
-                found.append(Asked(question, terms, " ".join([*terms, when]).strip()))
+            if terms or window:
+                found.append(Asked(question, terms))
     return found
 
 
@@ -213,7 +212,7 @@ def search_archive(
     for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         found = find(
-            db, question.query, SearchFilters(conversational=True), limit=limit,
+            db, question.text, SearchFilters(conversational=True), limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
         by_words = [hit.entry_id for hit in found if hit.found_by in BY_WORDS]

@@ -21,6 +21,8 @@ from clawback.core.chat.recall import (
 from clawback.core.chat.transcript import Transcript
 from clawback.core.formats.native import message_event, session_header
 from clawback.core.home import Home
+from clawback.core.search.engine import SearchFilters
+from clawback.core.search.front import find
 from clawback.core.tokens import estimate_tokens
 
 from tests.helpers import cc_assistant, cc_user, write_lines
@@ -251,3 +253,25 @@ def test_a_day_named_in_a_prompt_is_read_as_that_day(home: Home, cc_root: Path, 
     named = day.format(month=then.strftime("%B"), day=then.day, iso=then.date().isoformat())
     block = recall(home.db, [f"what did we do {named}?"], cap=2000, min_coverage=0.25)
     assert [h.text for h in block.details] == [asked]
+
+
+def test_recall_ranks_a_question_as_every_client_does(home: Home, cc_root: Path) -> None:
+    """The chat and the hooks ask search each question as written, so a question gets the
+    ranked answer the CLI, the app and memory_search give it. Recall used to ask its own
+    keywords, without the short words and numbers: "CI" and "42" were not asked for, and a
+    message that only says "fail" ranked first."""
+    sid = "44444444-2222-4333-8444-555555555555"
+    write_lines(
+        cc_root / "proj" / f"{sid}.jsonl",
+        [
+            cc_user(sid, "f1", "the flaky build will fail sometimes, ignore it"),
+            cc_user(sid, "f2", "why does CI fail on PR 42? the lockfile in it is stale"),
+            cc_user(sid, "f3", "tomatoes fail in the shade"),
+        ],
+    )
+    home.ingest_all()
+    question = "why did the CI fail on PR 42?"
+    everyone = find(home.db, question, SearchFilters(conversational=True), limit=10)
+    block = recall(home.db, [question], cap=2000)
+    assert [h.entry_id for h in block.details] == [h.entry_id for h in everyone.results.hits]
+    assert "PR 42" in block.details[0].text
