@@ -1,6 +1,6 @@
 """A ``clawback chat`` turn recalls by meaning through the home's warm process, as ``clawback
 search`` does: a turn that finds none loads the vectors itself and then starts it, later turns
-ask it and load neither the vectors nor the model, and the recall block is exactly the one a turn that
+ask it and import neither numpy nor the model's runtime, and the recall block is exactly the one a turn that
 loads everything itself builds. Real processes: the warm process is the installed ``clawback
 hook serve``; ``claude`` is the fake."""
 
@@ -82,7 +82,7 @@ def test_warm_off_loads_here_and_starts_nothing(warm_home: Path) -> None:
     assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
 
 
-#: what a process that searches its own vectors imports (numpy itself comes with sqlite-utils)
+#: what a process that searches its own vectors imports
 LOADING_HERE = {
     "clawback.core.embeddings.semantic",
     "clawback.core.embeddings.embedder",
@@ -106,7 +106,7 @@ def model_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     stop_warm(home)
 
 
-def test_a_warm_turn_recalls_by_meaning_loading_neither_the_vectors_nor_the_model(
+def test_a_warm_turn_recalls_by_meaning_importing_neither_numpy_nor_the_model(
     model_home: Path,
 ) -> None:
     paths = Paths.resolve(model_home)
@@ -122,4 +122,4 @@ def test_a_warm_turn_recalls_by_meaning_loading_neither_the_vectors_nor_the_mode
     assert DECISION in calls(model_home)[-1]["stdin"]  # by meaning, from the warm process
     modules = set(json.loads(done.stdout.rstrip("\n").rpartition("\n")[2]))
     assert not modules & LOADING_HERE
-    assert not [m for m in modules if m.split(".")[0] in ("onnxruntime", "tokenizers")]
+    assert not [m for m in modules if m.split(".")[0] in ("numpy", "onnxruntime", "tokenizers")]
