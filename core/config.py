@@ -132,8 +132,8 @@ class HooksConfig:
     )
     warm_minutes: int = setting(
         10,
-        "The warm process (model and vectors for recall by meaning and hybrid `clawback search`)"
-        " stays this long when idle; 0: none, each prompt or search loads its own.",
+        "The warm process (model and vectors for recall by meaning, hybrid `clawback search` and"
+        " `clawback chat` turns) stays this long when idle; 0: none, each loads its own.",
     )
 
 
