@@ -1,11 +1,13 @@
 """Fusing keyword and vector rankings into one list. Pure functions: no IO, no numpy.
 
-The method (after OpenClaw's memory search and measurements on LoCoMo, see docs/embeddings.md):
-each side brings its top candidates, each list's scores are min-max normalised to 0..1, and the
-fused score is ``(1 - w) * keyword + w * vector`` with ``w`` = :data:`VECTOR_WEIGHT`. A
-candidate missing from a side scores 0 there. Min-max keeps how *much* better one hit is than
-the next, which reciprocal rank fusion throws away; on the project's paraphrase set it finds
-more (the bench prints both).
+Each side brings its top candidates. :func:`fuse` (what search uses) scores a keyword hit by
+the share of the question it holds (:mod:`.coverage`: BM25 scores say how hits compare, not
+whether the best is any good), a vector hit by its similarity min-max normalised within its
+list, weighted ``(1 - w)`` and ``w`` (:data:`VECTOR_WEIGHT`), and adds a small bonus for each
+side's first places (:data:`RANK_BONUS`). A candidate missing from a side scores 0 there.
+:func:`fuse_weighted` (min-max of both sides' scores, the fusion before issue 20) and
+:func:`fuse_rrf` (reciprocal rank fusion) are what it was chosen against: the question bench
+prints all three.
 
 Exact matches are never pushed out: the best :data:`KEEP_KEYWORD` keyword hits holding every
 typed word always stay in the first page (:func:`first_page`), so a query that quotes a message
@@ -24,9 +26,7 @@ VECTOR_WEIGHT = 0.5
 RRF_K = 60
 KEEP_KEYWORD = 3
 KEEP_BEST = 1  # the keyword side's best hits (strict or loose) kept on the first page
-FUSION = "coverage"
-NORMALISE_VECTOR = True
-KEEP_VECTOR = 0
+RANK_BONUS = 0.2  # what each side's first hit adds to its fused score (its second half that)
 KEEP_PAGE = 10  # the best KEEP_KEYWORD keyword hits are always among this many (any --limit)
 RECENCY_WEIGHT = 0.25
 RECENCY_HALF_LIFE_DAYS = 90.0
@@ -84,17 +84,25 @@ def fuse(
     held: dict[int, float],
 ) -> list[Fused]:
     """The fusion search uses. A keyword hit counts for the share of the query it holds
-    (``held``, see :mod:`.coverage`), a vector hit for its similarity; the fused score is
-    ``(1 - w) * held + w * similarity``. With nothing from one side, the other's evidence is all
-    there is and gets full weight. Ties keep keyword order."""
-    if FUSION == "weighted":
-        weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
-        return fuse_weighted(keyword, vector, vector_weight=weight)
-    if FUSION == "rrf":
-        return fuse_rrf(keyword, vector)
-    weight = VECTOR_WEIGHT if keyword and vector else float(not keyword)
-    vec = min_max(vector) if NORMALISE_VECTOR else dict(vector)
-    return _blend(keyword, vector, held, vec, weight)
+    (``held``, see :mod:`.coverage`), a vector hit for its min-max normalised similarity; the
+    fused score is ``(1 - w) * held + w * similarity`` plus, for each side that has it at
+    0-based ``rank``, ``RANK_BONUS / (1 + rank)``. With nothing from one side, the other's
+    evidence is all there is and gets full weight. Ties keep keyword order.
+
+    Why the rank bonus: a sum of scores lets a pair of middling hits found by both sides bury
+    what one side is sure of (its first hit, found by the other side not at all). The bonus is
+    reciprocal rank fusion's idea, kept small: a side's first places weigh, its long tail not.
+    Measured on the question set's dev and held-out halves (docs/embeddings.md): recall@5 on
+    dev 83.3% -> 87.9%, MRR +0.013 on both halves, recall@10 unchanged, paraphrases and controls
+    unchanged or better.
+    """
+    if not (keyword and vector):
+        weight = float(not keyword)
+        return _blend(keyword, vector, held, min_max(vector), weight)
+    bonus = {key: RANK_BONUS / (1 + rank) for rank, (key, _) in enumerate(keyword)}
+    for rank, (key, _) in enumerate(vector):
+        bonus[key] = bonus.get(key, 0.0) + RANK_BONUS / (1 + rank)
+    return _blend(keyword, vector, held, min_max(vector), VECTOR_WEIGHT, bonus)
 
 
 def fuse_rrf(
@@ -167,15 +175,19 @@ def _blend(
     kw: dict[int, float],
     vec: dict[int, float],
     weight: float,
+    bonus: dict[int, float] | None = None,
 ) -> list[Fused]:
-    """``(1 - weight) * kw + weight * vec`` for every id either side found, best first (ties:
-    keyword order, then the vector side's), raw scores kept on each result."""
+    """``(1 - weight) * kw + weight * vec`` (plus ``bonus``) for every id either side found,
+    best first (ties: keyword order, then the vector side's), raw scores kept on each result."""
+    bonus = bonus or {}
     raw_kw, raw_vec = dict(keyword), dict(vector)
     order = {key: i for i, key in enumerate(_union(keyword, vector))}
     fused = [
         Fused(
             id=key,
-            score=(1 - weight) * kw.get(key, 0.0) + weight * vec.get(key, 0.0),
+            score=(1 - weight) * kw.get(key, 0.0)
+            + weight * vec.get(key, 0.0)
+            + bonus.get(key, 0.0),
             keyword=raw_kw.get(key),
             vector=raw_vec.get(key),
         )

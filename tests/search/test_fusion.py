@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 from clawback.core.search.fusion import (
+    RANK_BONUS,
+    VECTOR_WEIGHT,
     Fused,
     first_page,
+    fuse,
     fuse_rrf,
     fuse_weighted,
     min_max,
@@ -33,6 +36,24 @@ def test_weighted_fusion_scores_by_hand() -> None:
 def test_ties_keep_keyword_order() -> None:
     fused = fuse_weighted([(5, 1.0), (6, 1.0)], [], vector_weight=0.4)
     assert [f.id for f in fused] == [5, 6]
+
+
+def test_what_one_side_ranks_first_is_not_buried_by_middling_hits_of_both() -> None:
+    # Four hits both sides found, the vector side half-heartedly, and the vector side's clear
+    # first (keyword search did not find it): a plain weighted sum put it fourth.
+    keyword = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]
+    vector = [(9, 0.8), (1, 0.5), (2, 0.5), (3, 0.5), (4, 0.45)]
+    held = {1: 0.9, 2: 0.9, 3: 0.9, 4: 0.9}
+    fused = fuse(keyword, vector, held)
+    scores = {f.id: f.score for f in fused}
+    assert scores[9] == pytest.approx(VECTOR_WEIGHT * 1.0 + RANK_BONUS)
+    assert scores[2] == pytest.approx(
+        0.5 * 0.9 + 0.5 * (0.05 / 0.35) + RANK_BONUS * (1 / 2 + 1 / 3)
+    )
+    assert [f.id for f in fused][:2] == [1, 9]
+    # With one side empty, the other's evidence is the score, in its own order.
+    assert [f.id for f in fuse([], vector, {})] == [9, 1, 2, 3, 4]
+    assert [f.score for f in fuse(keyword, [], held)] == [0.9] * 4
 
 
 def test_rrf_by_hand() -> None:

@@ -8,6 +8,7 @@ import sqlite_utils
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
+from clawback.core.search.fusion import RANK_BONUS
 
 from tests.search_doubles import FixedNearest, small_index
 
@@ -42,12 +43,15 @@ def test_hybrid_scores_by_hand_and_labels_each_hit(db: sqlite_utils.Database) ->
     nearest = FixedNearest(db, {2: 0.9, 4: 0.6, 1: 0.3})
     results = search(db, "cache layer", mode="hybrid", nearest=nearest)
     by_id = {h.entry_id: h for h in results.hits}
-    # keyword: entries 1 and 4 hold every word (coverage 1); vector: 2 (1.0), 4 (0.5), 1 (0.0)
-    assert by_id[2].found_by == "semantic" and by_id[2].score == pytest.approx(0.5 * 1.0)
+    # keyword: 4 then 1, both holding every word (coverage 1); vector: 2 (1.0), 4 (0.5), 1 (0.0);
+    # each side's hit at 0-based rank r adds RANK_BONUS / (1 + r).
+    bonus = RANK_BONUS
+    assert by_id[2].found_by == "semantic" and by_id[2].score == pytest.approx(0.5 * 1.0 + bonus)
     assert by_id[4].found_by == "both" and by_id[1].found_by == "both"
-    assert by_id[4].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.5)
-    assert by_id[1].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
-    assert [h.entry_id for h in results.hits] == [4, 1, 2]  # a tie keeps the keyword order
+    assert by_id[4].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.5 + bonus + bonus / 2)
+    assert by_id[1].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.0 + bonus / 2 + bonus / 3)
+    # The vector side's first hit outranks a hit both sides put last.
+    assert [h.entry_id for h in results.hits] == [4, 2, 1]
     assert "\x02" in by_id[4].snippet  # keyword hits keep their highlighted snippet
     assert by_id[2].to_json()["found_by"] == "semantic"
 
