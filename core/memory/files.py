@@ -137,6 +137,15 @@ class Workspace:
             raise UsageError(f"{name}: points outside the workspace ({root})")
         return path
 
+    def has(self, name: str) -> bool:
+        """Whether anything is at ``name``, even what is no memory file (a folder, a broken
+        link, a link out): only where nothing is may a new file be offered, since saving one
+        there must create it, never replace or follow what is there."""
+        try:
+            return os.path.lexists(self.resolve(name))
+        except UsageError:  # it leads outside, or loops: something is there
+            return True
+
     def read_bytes(self, name: str) -> bytes:
         """The bytes of memory file ``name``: only a regular file, and never blocking."""
         path = self.resolve(name)

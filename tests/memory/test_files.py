@@ -35,6 +35,18 @@ def test_symlink_pointing_outside_is_refused(ws: Workspace, tmp_path: Path) -> N
     assert outside.read_text() == "secret"
 
 
+def test_has_sees_anything_at_a_name_even_what_is_no_memory_file(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    assert not ws.has("MEMORY.md")  # only here may the app offer a new one
+    os.symlink(ws.root / "gone.md", ws.root / "MEMORY.md")  # a broken link
+    assert ws.has("MEMORY.md")
+    os.symlink(tmp_path / "outside.md", ws.root / "memory" / "out.md")  # leads outside
+    assert ws.has("memory/out.md")
+    (ws.root / "memory" / "folder.md").mkdir()
+    assert ws.has("memory/folder.md")
+
+
 def test_save_is_atomic_and_keeps_a_backup(ws: Workspace) -> None:
     ws.save("MEMORY.md", "first\n")
     ws.save("MEMORY.md", "second\n")
