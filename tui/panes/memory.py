@@ -5,6 +5,8 @@ People keep hand-written facts here that matter more than any transcript, so the
 careful: saves are atomic with a ``.bak`` (via the core's :class:`Workspace`), a save re-indexes
 the file before it reports success, unsaved work is never dropped without asking, and an edit
 made on disk by someone else (or the memory flush) is offered, never silently merged or lost.
+A home without ``MEMORY.md`` is offered one, open and empty with a hint, and nothing is written
+until the person saves: looking never leaves an empty file behind.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ from ..widgets.text_editor import TextEditor
 from .memory_tree import MemoryDoc, MemoryTree
 
 UNSAVED_CHOICES = [("save", "Save"), ("discard", "Discard"), ("cancel", "Cancel")]
+# Shown in the empty editor of a MEMORY.md not written yet: what it is for, and how to begin.
+NEW_MEMORY_HINT = (
+    "MEMORY.md holds what Claude should always know: your preferences, the decisions made, "
+    "facts about your projects and tools. Its head is loaded into every session's brief.\n\n"
+    "Type here; Ctrl+S creates it. Ctrl+T starts today's note instead."
+)
 
 
 def size_meter(text: str) -> tuple[Content, str]:
@@ -62,6 +70,7 @@ class MemoryPane(Pane):
 
     current: var[MemoryDoc | None] = var(None, init=False)
     dirty: var[bool] = var(False, init=False)
+    is_new: var[bool] = var(False, init=False)  # the open file is not on disk yet
 
     def __init__(self, store: Store, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -78,6 +87,7 @@ class MemoryPane(Pane):
                 with Horizontal(id="memory-bar"):
                     yield Static("No file open", id="memory-name")
                     yield Static("● unsaved", id="memory-dirty")
+                    yield Static("new file", id="memory-new")
                     yield Static("", id="memory-links")
                     yield Static("", id="memory-meter")
                 yield TextEditor(
@@ -108,14 +118,19 @@ class MemoryPane(Pane):
     @work(thread=True, exclusive=True, group="memory-list", exit_on_error=False)
     def refresh_files(self, open_first: bool = False) -> None:
         files = self.store.workspace.list()
+        offered = None if self.store.workspace.has(MEMORY_FILE) else MEMORY_FILE
         projects = self.store.auto_memory()
-        self.app.call_from_thread(self._show_files, files, projects, open_first)
+        self.app.call_from_thread(self._show_files, files, projects, offered, open_first)
 
     def _show_files(
-        self, files: list[MemoryFile], projects: list[ProjectMemory], open_first: bool
+        self,
+        files: list[MemoryFile],
+        projects: list[ProjectMemory],
+        offered: str | None,
+        open_first: bool,
     ) -> None:
         tree = self.query_one(MemoryTree)
-        tree.show(self.store.workspace.root, files, projects)
+        tree.show(self.store.workspace.root, files, projects, offered)
         tree.move_to(self.current)
         if self.current is not None:
             listed = tree.doc_at(self.current.folder, self.current.name)
@@ -123,9 +138,10 @@ class MemoryPane(Pane):
                 # the same file (equal), better named: show the project as the list does
                 self.set_reactive(MemoryPane.current, listed)
                 self.watch_current(listed)
-        if open_first and self.current is None and self._asked is None and files:
+        first = offered or (files[0].name if files else None)
+        if open_first and self.current is None and self._asked is None and first:
             # Arriving in the pane (F5) lands in the editor once MEMORY.md is read.
-            self.open_file(self.doc(files[0].name), focus=None)
+            self.open_file(self.doc(first), focus=None)
 
     @on(MemoryTree.NodeSelected, "#memory-tree")
     def _node_selected(self, event: MemoryTree.NodeSelected[MemoryDoc]) -> None:
@@ -167,15 +183,26 @@ class MemoryPane(Pane):
 
     @work(thread=True, exclusive=True, group="memory-read", exit_on_error=False)
     def _read(self, doc: MemoryDoc, line: int | None, focus: bool | None) -> None:
-        text = doc.workspace.read(doc.name)
-        self.app.call_from_thread(self._loaded, doc, text, line, focus)
+        try:
+            text, new = doc.workspace.read(doc.name), False
+        except NotFoundError:
+            if doc != self.doc(MEMORY_FILE):
+                raise
+            text, new = "", True  # offered: created by the first save, not before
+        self.app.call_from_thread(self._loaded, doc, text, line, focus, new)
 
     def _loaded(
-        self, doc: MemoryDoc, text: str, line: int | None = None, focus: bool | None = False
+        self,
+        doc: MemoryDoc,
+        text: str,
+        line: int | None = None,
+        focus: bool | None = False,
+        new: bool = False,
     ) -> None:
         self._disk_text = text
         # as the list names it, if it came meanwhile (a search hit's doc is named by its folder)
         self.current = self.query_one(MemoryTree).doc_at(doc.folder, doc.name) or doc
+        self.is_new = new
         editor = self.query_one(TextArea)
         editor.read_only = False
         editor.load_text(text)
@@ -213,6 +240,10 @@ class MemoryPane(Pane):
     def watch_dirty(self, dirty: bool) -> None:
         self.set_class(dirty, "-dirty")
 
+    def watch_is_new(self, new: bool) -> None:
+        self.set_class(new, "-new")
+        self.query_one(TextArea).placeholder = NEW_MEMORY_HINT if new else ""
+
     def watch_current(self, doc: MemoryDoc | None) -> None:
         title = doc.title if doc else None
         label = self.query_one("#memory-name", Static)
@@ -247,6 +278,7 @@ class MemoryPane(Pane):
     def _saved(self, doc: MemoryDoc, text: str) -> None:
         if doc == self.current:
             self._disk_text = text
+            self.is_new = False
             self._edited()
         self.notify(f"Saved {doc.title} and re-indexed it.", title="Memory", markup=False)
         self.refresh_files()
@@ -314,6 +346,8 @@ class MemoryPane(Pane):
         self.app.call_from_thread(self._disk_changed, doc, text)
 
     def _disk_changed(self, doc: MemoryDoc, text: str | None) -> None:
+        if doc == self.current:  # a file made or removed elsewhere is no longer (or now) new
+            self.is_new = text is None and doc == self.doc(MEMORY_FILE)
         if doc != self.current or text == self._disk_text or self._asking:
             return  # our own save, or a prompt for this file is already up
         if text is None:

@@ -3,8 +3,9 @@
 Both kinds open in the same editor, so each node carries a :class:`MemoryDoc` naming the file
 by the folder it lives in. Claude Code's files sit under their own branch, one project per
 node, labelled by the project's folder name as a person knows it, so nobody mistakes them for
-clawback's. The list is rebuilt whenever files appear or go; a project the user folded stays
-folded.
+clawback's. A ``MEMORY.md`` not written yet is listed first all the same, marked new, so a
+fresh home shows where to begin. The list is rebuilt whenever files appear or go; a project the
+user folded stays folded.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def _label(file: MemoryFile) -> Text:
     return Text.assemble(Path(file.name).name, (f"  {file.size / 1024:.1f} KB", "dim"))
 
 
+def _new_label(name: str) -> Text:
+    return Text.assemble(name, ("  new", "dim italic"))
+
+
 class MemoryTree(Tree[MemoryDoc]):
     """Every memory file the pane can open; branches (``memory/``, projects) carry no doc."""
 
@@ -63,10 +68,19 @@ class MemoryTree(Tree[MemoryDoc]):
         self._folded: set[Path] = set()  # projects the user folded, kept across refreshes
         self._projects: dict[TreeNode[MemoryDoc], Path] = {}
 
-    def show(self, workspace: Path, files: list[MemoryFile], projects: list[ProjectMemory]) -> None:
-        """Rebuild the list: ``files`` of the workspace, then each project's auto memory."""
+    def show(
+        self,
+        workspace: Path,
+        files: list[MemoryFile],
+        projects: list[ProjectMemory],
+        offered: str | None = None,
+    ) -> None:
+        """Rebuild the list: ``offered`` (a file not written yet), ``files`` of the workspace,
+        then each project's auto memory."""
         self.clear()
         self._projects = {}
+        if offered is not None:
+            self.root.add_leaf(_new_label(offered), data=MemoryDoc(workspace, offered))
         daily = None
         for file in files:
             doc = MemoryDoc(workspace, file.name)
