@@ -10,6 +10,7 @@ from clawback.tui.app import ClawbackApp
 from clawback.tui.panes.memory import MemoryPane, size_meter
 from clawback.tui.screens.dialogs import ChoiceScreen
 from clawback.tui.watcher import ArchiveChanged, ChangeBatch
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
@@ -100,3 +101,28 @@ def test_size_meter_flags_memory_over_the_limits() -> None:
     assert size_meter("a\n" * 170)[1] == "-near"
     assert size_meter("a\n" * 201)[1] == "-over"
     assert size_meter("x" * 26 * 1024)[1] == "-over"
+
+
+async def burst(tui: ClawbackApp, *keys: str) -> None:
+    """Keys as a terminal sends them when typed fast: all arrive before any is handled."""
+    for key in keys:
+        tui.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def test_a_key_in_the_same_burst_as_the_typing_still_asks(tui: ClawbackApp) -> None:
+    path = tui.store.workspace.root / "MEMORY.md"
+    before = path.read_text()
+    async with tui.run_test(size=SIZE) as pilot:
+        pane, editor = await open_memory(tui, pilot)
+        await burst(tui, "x", "ctrl+q")  # Ctrl+Q is the app's: it came before the letter
+        await settle(pilot)
+        assert isinstance(tui.screen, ChoiceScreen)
+        await pilot.click("#choice-cancel")
+        await settle(pilot)
+        assert tui.is_running and editor.text.startswith("x")
+
+        await burst(tui, "backspace", "ctrl+t")  # back to the text on disk: nothing to ask
+        await settle(pilot)
+        assert not isinstance(tui.screen, ChoiceScreen)
+        assert pane.current == pane.doc(f"memory/{date.today().isoformat()}.md")
+    assert path.read_text() == before

@@ -221,9 +221,15 @@ class MemoryPane(Pane):
 
     @on(TextArea.Changed, "#memory-editor")
     def _edited(self) -> None:
-        self.dirty = self.current is not None and self.query_one(TextArea).text != self._disk_text
+        self.dirty = self._unsaved()
         self._show_meter()
         self._show_broken_links()
+
+    def _unsaved(self) -> bool:
+        """Asked of the text itself, not of ``dirty``: a key that comes in the same burst as
+        the typing (Ctrl+Q or Ctrl+T right after a letter or a Backspace) is handled before
+        the editor's ``Changed`` message, so ``dirty`` may still be the old answer."""
+        return self.current is not None and self.query_one(TextArea).text != self._disk_text
 
     def _show_broken_links(self) -> None:
         """The links `clawback memory check` would flag, as the text stands (a few stats)."""
@@ -284,9 +290,19 @@ class MemoryPane(Pane):
         self.refresh_files()
 
     def when_saved(self, then: object) -> None:
-        """Run ``then`` once unsaved changes are saved or discarded; Cancel drops it."""
+        """Run ``then`` once unsaved changes are saved or discarded; Cancel drops it.
+
+        Asked once the editor has taken the keys already sent to it: Ctrl+Q is the app's key,
+        handled before a letter typed just ahead of it, which would otherwise be lost unasked.
+        """
         assert callable(then)
-        if not self.dirty or self.current is None:
+        if self.current is None:  # no file open (the pane may not even be built yet)
+            then()
+            return
+        self.query_one(TextArea).call_later(self._ask_if_unsaved, then)
+
+    def _ask_if_unsaved(self, then: Callable[[], object]) -> None:
+        if self.current is None or not self._unsaved():
             then()
             return
         doc, text = self.current, self.query_one(TextArea).text
