@@ -32,7 +32,7 @@ from clawback.core.ingest.sources import (
     root_for_path,
 )
 from clawback.core.memory.files import Workspace
-from clawback.core.paths import Paths
+from clawback.core.paths import Paths, ensure_private_dir
 from clawback.core.records import Source
 from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
 
@@ -195,7 +195,7 @@ class Home:
 
     def watch_folders(self) -> list[Path]:
         """Existing folders of the configured sources (the home's own are created)."""
-        self.workspace.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.workspace)
         folders = []
         for root in configured_roots(self.config, self.paths):
             if root.root.is_dir() and root.root not in folders:

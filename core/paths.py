@@ -29,6 +29,14 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+def make_private_dirs(path: Path) -> None:
+    """Create ``path`` and whatever of its parents is missing, each 0700 (``mkdir(parents=True,
+    mode=...)`` gives the parents the umask's mode); folders already there keep theirs."""
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(exist_ok=True, mode=PRIVATE_DIR)
+
+
 def ensure_private_file(path: Path) -> None:
     """Tighten an existing file to 0600 (SQLite and appenders create with the umask)."""
     if path.exists() and path.stat().st_mode & 0o777 != PRIVATE_FILE:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from clawback.core.config import atomic_write_bytes
 from clawback.core.errors import NotFoundError, UsageError
-from clawback.core.paths import ensure_private_dir
+from clawback.core.paths import PRIVATE_DIR, ensure_private_dir, make_private_dirs
 
 MEMORY_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -81,7 +81,7 @@ class Workspace:
 
     def ensure(self) -> Workspace:
         ensure_private_dir(self.root)
-        (self.root / MEMORY_DIR).mkdir(exist_ok=True, mode=0o700)
+        (self.root / MEMORY_DIR).mkdir(exist_ok=True, mode=PRIVATE_DIR)
         self.remove_stale_temp_files()
         return self
 
@@ -217,7 +217,7 @@ class Workspace:
         """
         path = self.resolve(name)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
             if path.exists():
                 atomic_write_bytes(path.with_name(path.name + ".bak"), self.read_bytes(name))
             atomic_write_bytes(path, text.encode("utf-8"))
@@ -270,7 +270,7 @@ class Workspace:
         if target.exists():
             raise UsageError(f"{new} already exists")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(target.parent)
             os.replace(source, target)
         except OSError as exc:
             raise UsageError(f"{old}: cannot rename it ({_why(exc)})") from None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from clawback.core.errors import NotFoundError, UsageError
+from clawback.core.home import Home
 from clawback.core.memory.files import MAX_BYTES, MAX_LINES, SizeReport, Workspace
 
 
@@ -98,3 +99,11 @@ def test_check_reports_broken_relative_links(ws: Workspace) -> None:
         "see [day](memory/2026-11-18.md), [gone](memory/nope.md), [web](https://x.org), [a](#top)\n",
     )
     assert ws.check().broken_links == [("MEMORY.md", 1, "memory/nope.md")]
+
+
+def test_folders_made_for_memory_are_private(ws: Workspace, home: Home) -> None:
+    ws.save("projects/garden/notes.md", "tomatoes\n")
+    assert (ws.root / "projects").stat().st_mode & 0o777 == 0o700
+    assert (ws.root / "projects" / "garden").stat().st_mode & 0o777 == 0o700
+    home.watch_folders()  # what the app and `clawback watch` do on a fresh home
+    assert home.workspace.stat().st_mode & 0o777 == 0o700
