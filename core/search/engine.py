@@ -267,6 +267,7 @@ def _vector_search(
         admit,
         boost_recent,
         by_window,
+        favour_sessions,
         once_each,
         timestamps,
     )
@@ -288,13 +289,15 @@ def _vector_search(
     vector = admit(db, above_floor(neighbours), *filters.where())[:CANDIDATES]
     ranked_keyword = [(item.id, item.score) for item in keyword]
     fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
+    fused = once_each(db, fused)
+    if mode == "hybrid":
+        fused = favour_sessions(db, fused)
     if recency or plan.window is not None:
         stamps = timestamps(db, fused)
         if recency:
             fused = boost_recent(fused, stamps)
         if plan.window is not None:
             fused = by_window(fused, stamps, plan.window)
-    fused = once_each(db, fused)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
     page = first_page(fused, strict, ranked_keyword)[offset : offset + limit]
     matches = {item.id: item.match for item in keyword}

@@ -8,7 +8,8 @@ import sqlite_utils
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
-from clawback.core.search.fusion import RANK_BONUS
+from clawback.core.search.fusion import RANK_BONUS, Fused
+from clawback.core.search.hybrid import SESSION_WEIGHT, favour_sessions
 
 from tests.search_doubles import FixedNearest, small_index
 
@@ -174,3 +175,25 @@ def test_a_failing_vector_side_falls_back_with_one_note(db: sqlite_utils.Databas
 def test_unknown_mode_is_a_usage_error(db: sqlite_utils.Database) -> None:
     with pytest.raises(UsageError, match="mode"):
         search(db, "x", mode="fuzzy")
+
+
+def test_the_session_most_hits_come_from_brings_its_turns_up() -> None:
+    # The question names the recorder, which its session talks about; the answer ("let's do
+    # vite") does not. A lone hit from another session scores a little more on its own.
+    db = small_index(
+        [
+            {"role": "user", "text": "the sound recorder needs a dev server", "session_id": "a"},
+            {"role": "assistant", "text": "for the sound recorder: vite or webpack", "session_id": "a"},
+            {"role": "user", "text": "ok, fine, let's do vite", "session_id": "a"},
+            {"role": "user", "text": "we picked a new bundler for the docs site", "session_id": "b"},
+        ]
+    )  # fmt: skip
+    fused = [Fused(1, 0.9), Fused(2, 0.8), Fused(4, 0.5), Fused(3, 0.45)]
+    boosted = favour_sessions(db, fused)
+    assert [item.id for item in boosted] == [1, 2, 3, 4]
+    # Session a holds 2.15 of the first hits' scores (all of the heaviest), b 0.5 of it.
+    assert {item.id: item.score for item in boosted} == pytest.approx(
+        {1: 0.9 + SESSION_WEIGHT, 2: 0.8 + SESSION_WEIGHT, 3: 0.45 + SESSION_WEIGHT,
+         4: 0.5 + SESSION_WEIGHT * 0.5 / 2.15}
+    )  # fmt: skip
+    assert favour_sessions(db, []) == []
