@@ -203,7 +203,7 @@ def _keyword_search(
             return results
     found = keyword_candidates(db, plan, filters, max(CANDIDATES, offset + limit), score_cap)
     for item in found[offset : offset + limit]:
-        row = db.execute(_DETAILS, {"q": item.match, "id": item.id}).fetchone()
+        row = _details(db, item.id, item.match)
         if row is not None:
             results.hits.append(_hit(row, item.score, highlight))
     if count:
@@ -236,6 +236,17 @@ def _asked_then(
         results.total = min(len(found), COUNT_CAP)
         results.total_capped = len(found) > COUNT_CAP
     return results
+
+
+def _details(db: Queryable, entry_id: int, match: str | None) -> tuple[Any, ...] | None:
+    """A hit's row for :func:`_hit`: with its matches marked when ``match`` finds it, plain
+    otherwise (found by meaning, or a reply found through the turn it replies to)."""
+    row = None
+    if match is not None:
+        row = db.execute(_DETAILS, {"q": match, "id": entry_id}).fetchone()
+    if row is None:
+        row = db.execute(_PLAIN_DETAILS, {"id": entry_id}).fetchone()
+    return row
 
 
 def _count(db: Queryable, match: str | None) -> tuple[int, bool]:
@@ -303,11 +314,7 @@ def _vector_search(
     matches = {item.id: item.match for item in keyword}
     highlight = list(plan.highlight)
     for item in page:
-        row = None
-        if item.id in matches:
-            row = db.execute(_DETAILS, {"q": matches[item.id], "id": item.id}).fetchone()
-        if row is None:
-            row = db.execute(_PLAIN_DETAILS, {"id": item.id}).fetchone()
+        row = _details(db, item.id, matches.get(item.id))
         if row is not None:
             hit = _hit(row, item.score, highlight if item.id in matches else [])
             results.hits.append(replace(hit, found_by=item.found_by))

@@ -170,3 +170,26 @@ def test_limit_never_changes_the_order(
 def test_filters_still_apply_to_a_question(db: sqlite_utils.Database) -> None:
     found = ids(db, "where did the cache go?", filters=SearchFilters(role="assistant"))
     assert found and all(TEXTS[i - 1][0] == "assistant" for i in found)
+
+
+def test_a_reply_is_found_through_the_proposal_it_answers() -> None:
+    # What was decided is the person's answer to a proposal, and holds none of the question's
+    # words; the proposal does.
+    db = small_index(
+        [
+            {"role": "user", "text": "the sound recorder needs a dev server, any ideas?"},
+            {"role": "assistant", "text": "for the sound recorder's dev server: vite or webpack"},
+            {"role": "user", "text": "ok, fine, let's do vite"},
+            {"role": "user", "text": "ok, fine, let's go home"},
+        ]
+    )
+    question = "which dev server did we pick for the sound recorder?"
+    found = search(db, question, today=TODAY).hits
+    assert [hit.entry_id for hit in found] == [1, 2, 3]  # not 4: it answers nothing asked
+    assert found[2].score == pytest.approx(found[1].score / 2)  # half its proposal's
+    assert "vite" in found[2].snippet
+    # The person's filters apply to the reply as to any hit.
+    only_assistant = SearchFilters(role="assistant")
+    assert [hit.entry_id for hit in search(db, question, only_assistant, today=TODAY).hits] == [2]
+    # A few keywords want messages holding them: no replies.
+    assert 3 not in [hit.entry_id for hit in search(db, "dev server", today=TODAY).hits]
