@@ -274,6 +274,7 @@ def _vector_search(
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
     from clawback.core.search.fusion import first_page, fuse
     from clawback.core.search.hybrid import (
+        HYBRID_CEILING,
         above_floor,
         admit,
         boost_recent,
@@ -316,7 +317,8 @@ def _vector_search(
     for item in page:
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
-            hit = _hit(row, item.score, highlight if item.id in matches else [])
+            score = min(1.0, item.score / (HYBRID_CEILING if mode == "hybrid" else 1.0))
+            hit = _hit(row, score, highlight if item.id in matches else [])
             results.hits.append(replace(hit, found_by=item.found_by))
     return results
 

@@ -17,7 +17,7 @@ from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import entry_of, text_hash
 from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.search.dates import DateWindow
-from clawback.core.search.fusion import Fused, recency_factor
+from clawback.core.search.fusion import RANK_BONUS, Fused, recency_factor
 
 # The honest floor, calibrated with all-MiniLM-L6-v2 on the question set's dev half, the
 # paraphrases and nonsense queries (see the README): every real question's nearest message was
@@ -29,6 +29,10 @@ QUERY_FLOOR = 0.33
 HIT_FLOOR = 0.25
 SESSION_WEIGHT = 0.2  # what the session holding most of the first hits adds (favour_sessions)
 SESSION_TOP = 20
+# The most a hybrid hit can score: all of both sides, both sides' rank bonus for a first place,
+# and its session's. Shown scores are divided by it, so they stay within 0..1 as documented (a
+# recency boost can still reach past it: shown as 1).
+HYBRID_CEILING = 1.0 + 2 * RANK_BONUS + SESSION_WEIGHT
 
 
 def above_floor(found: Sequence[tuple[int, int, float]]) -> list[tuple[int, int, float]]:

@@ -9,7 +9,7 @@ from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
 from clawback.core.search.fusion import RANK_BONUS, Fused
-from clawback.core.search.hybrid import SESSION_WEIGHT, favour_sessions
+from clawback.core.search.hybrid import HYBRID_CEILING, SESSION_WEIGHT, favour_sessions
 
 from tests.search_doubles import FixedNearest, small_index
 
@@ -34,8 +34,10 @@ def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
     # Entry 3 is below the floor of similarity: not a result.
     assert [h.entry_id for h in results.hits] == [2, 1]
     assert {h.found_by for h in results.hits} == {"semantic"}
-    # Only the vector side found anything, so its min-max score is the whole score.
-    assert [round(h.score, 3) for h in results.hits] == [1.0, 0.0]
+    # Only the vector side found anything, so its min-max score is the whole score, shown
+    # within 0..1 (divided by the most a hybrid hit can reach; these turns have no session).
+    shown = [1.0 / HYBRID_CEILING, 0.0]
+    assert [h.score for h in results.hits] == pytest.approx(shown)
     counted = search(db, "throw away the memo store", mode="hybrid", nearest=nearest, count=True)
     assert counted.total == 2  # no keyword match, but never fewer than shown
 
@@ -46,11 +48,13 @@ def test_hybrid_scores_by_hand_and_labels_each_hit(db: sqlite_utils.Database) ->
     by_id = {h.entry_id: h for h in results.hits}
     # keyword: 4 then 1, both holding every word (coverage 1); vector: 2 (1.0), 4 (0.5), 1 (0.0);
     # each side's hit at 0-based rank r adds RANK_BONUS / (1 + r).
-    bonus = RANK_BONUS
-    assert by_id[2].found_by == "semantic" and by_id[2].score == pytest.approx(0.5 * 1.0 + bonus)
+    # Shown within 0..1: divided by the most a hybrid hit can reach.
+    bonus, ceiling = RANK_BONUS, HYBRID_CEILING
+    assert by_id[2].found_by == "semantic"
+    assert by_id[2].score == pytest.approx((0.5 * 1.0 + bonus) / ceiling)
     assert by_id[4].found_by == "both" and by_id[1].found_by == "both"
-    assert by_id[4].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.5 + bonus + bonus / 2)
-    assert by_id[1].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.0 + bonus / 2 + bonus / 3)
+    assert by_id[4].score == pytest.approx((0.5 + 0.5 * 0.5 + bonus + bonus / 2) / ceiling)
+    assert by_id[1].score == pytest.approx((0.5 + 0.5 * 0.0 + bonus / 2 + bonus / 3) / ceiling)
     # The vector side's first hit outranks a hit both sides put last.
     assert [h.entry_id for h in results.hits] == [4, 2, 1]
     assert "\x02" in by_id[4].snippet  # keyword hits keep their highlighted snippet

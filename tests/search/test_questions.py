@@ -165,6 +165,8 @@ def test_limit_never_changes_the_order(
     assert ids(db, query, limit=limit, mode=mode, nearest=nearest) == longer[:limit]
     shifted = ids(db, query, limit=limit, offset=1, mode=mode, nearest=nearest)
     assert shifted == longer[1 : limit + 1]
+    scores = [h.score for h in search(db, query, limit=20, mode=mode, nearest=nearest).hits]
+    assert all(0.0 <= score <= 1.0 for score in scores)  # as --json documents
 
 
 def test_filters_still_apply_to_a_question(db: sqlite_utils.Database) -> None:
