@@ -30,7 +30,7 @@ from typing import TypeVar
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
-from clawback.core.search.coverage import coverage, text_coverage
+from clawback.core.search.coverage import text_coverage
 from clawback.core.search.dates import date_window
 from clawback.core.search.engine import NearestChunks, SearchFilters
 from clawback.core.search.front import find
@@ -68,7 +68,6 @@ CANDIDATES = 24
 FRAGMENT_CHARS = 600
 MEANING_CHARS = 1_000  # the tail of the recent user messages that the vector side reads
 NEAREST = 100
-BY_WORDS = ("keyword", "both")  # hits whose evidence is the words they hold (``found_by``)
 OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
@@ -202,9 +201,10 @@ def search_archive(
     recall is a bonus, never a failure.
 
     ``min_coverage``: of those hits, the ones found by words must hold that share of one
-    question's words (:func:`~clawback.core.search.coverage.coverage`); a hit found otherwise
-    (by meaning, or as what the person asked in the time a question names: "what did we do
-    yesterday?" holds no word to measure) passes.
+    question's words, as search measured it (``SearchHit.held``: a reply found through the turn
+    it replies to holds half of that turn's); a hit found otherwise (by meaning, or as what the
+    person asked in the time a question names: "what did we do yesterday?" holds no word to
+    measure) passes.
     """
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
@@ -215,10 +215,8 @@ def search_archive(
             db, question.text, SearchFilters(conversational=True), limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
-        by_words = [hit.entry_id for hit in found if hit.found_by in BY_WORDS]
-        shares = coverage(db, question.terms, by_words) if min_coverage > 0 else {}
         for hit in found:
-            share = shares.get(hit.entry_id, 0.0) if hit.found_by in BY_WORDS else 1.0
+            share = 1.0 if hit.held is None else hit.held  # search's own measure of the words
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
             scored[hit.entry_id] = max(hit.score, scored.get(hit.entry_id, 0.0))
         if nearest is not None:

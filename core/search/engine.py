@@ -65,6 +65,11 @@ class SearchHit:
     sidechain: bool
     found_by: str = "keyword"  # keyword | semantic | both | date (a question naming only a time)
     project: str | None = None  # the session's working folder's name, what --project matches
+    # The share of the query's words it holds, rarity-weighted (search.coverage): for a hit
+    # found by words; a reply found through the turn it replies to holds half of that turn's.
+    # None when nothing was measured (found by meaning alone, by date, or a few keywords that
+    # every hit holds).
+    held: float | None = None
 
     def to_json(self, mark: tuple[str, str] = ("<mark>", "</mark>")) -> dict[str, Any]:
         data = asdict(self)
@@ -205,7 +210,7 @@ def _keyword_search(
     for item in found[offset : offset + limit]:
         row = _details(db, item.id, item.match)
         if row is not None:
-            results.hits.append(_hit(row, item.score, highlight))
+            results.hits.append(replace(_hit(row, item.score, highlight), held=item.held))
     if count:
         loose = plan.loose if plan.natural or len(found) > 0 else plan.strict
         results.total, results.total_capped = _count(db, loose and expand_prefixes(db, loose))
@@ -313,13 +318,14 @@ def _vector_search(
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
     page = first_page(fused, strict, ranked_keyword)[offset : offset + limit]
     matches = {item.id: item.match for item in keyword}
+    held = {item.id: item.held for item in keyword}
     highlight = list(plan.highlight)
     for item in page:
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
             score = min(1.0, item.score / (HYBRID_CEILING if mode == "hybrid" else 1.0))
             hit = _hit(row, score, highlight if item.id in matches else [])
-            results.hits.append(replace(hit, found_by=item.found_by))
+            results.hits.append(replace(hit, found_by=item.found_by, held=held.get(item.id)))
     return results
 
 

@@ -275,3 +275,23 @@ def test_recall_ranks_a_question_as_every_client_does(home: Home, cc_root: Path)
     block = recall(home.db, [question], cap=2000)
     assert [h.entry_id for h in block.details] == [h.entry_id for h in everyone.results.hits]
     assert "PR 42" in block.details[0].text
+
+
+def test_the_hooks_floor_lets_a_decision_through_with_its_proposal(
+    home: Home, cc_root: Path
+) -> None:
+    """The reply holds none of the question's words: it is measured by the proposal it
+    answers (half of what that holds), as search measures it, so the hooks recall it."""
+    sid = "55555555-2222-4333-8444-555555555555"
+    write_lines(
+        cc_root / "proj" / f"{sid}.jsonl",
+        [
+            cc_user(sid, "v1", "what should the recorder use?"),
+            cc_assistant(sid, "v2", [{"type": "text", "text": "a dev server for the sound recorder: vite or webpack"}]),
+            cc_user(sid, "v3", "ok, fine, let's do vite"),
+        ],
+    )  # fmt: skip
+    home.ingest_all()
+    block = recall(home.db, ["which dev server did we pick for the sound recorder?"], cap=2000,
+                   min_coverage=0.25)  # fmt: skip
+    assert "ok, fine, let's do vite" in [h.text for h in block.details]

@@ -73,6 +73,9 @@ def test_ingest_and_search_json_contract(tmp_path: Path) -> None:
     assert hit["session_id"] == "s1" and hit["line"] == 1 and hit["source"] == "claude-code"
     assert "<mark>tangerine</mark>" in hit["snippet"]
     assert 0 < hit["score"] <= 1
+    result = run("search", "is the tangerine protocol ready?", "--json", home=tmp_path / "h")
+    (hit,) = json.loads(result.stdout)
+    assert hit["held"] == 1.0  # a question: the share of its words the hit holds
     # The home is private.
     assert (tmp_path / "h").stat().st_mode & 0o777 == 0o700
     assert (tmp_path / "h" / "clawback.db").stat().st_mode & 0o777 == 0o600
