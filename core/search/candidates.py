@@ -56,7 +56,6 @@ class Candidate:
     match: str
     strict: bool = True  # found by the strict expression (every typed word), not the loose one
     held: float = 1.0  # the share of the query it holds (see .coverage)
-    reply_to: int | None = None  # a person's reply, found through the hit it replies to
 
 
 def keyword_candidates(
@@ -158,7 +157,7 @@ def _replies(
             replies.append(
                 Candidate(
                     reply_id, REPLY_SHARE * hit.score, hit.match, strict=False,
-                    held=REPLY_SHARE * hit.held, reply_to=hit_id,
+                    held=REPLY_SHARE * hit.held,
                 )
             )  # fmt: skip
     return replies
