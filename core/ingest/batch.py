@@ -64,8 +64,12 @@ class FileBatch:
         store_meta: Callable[[Path], SessionMeta | None],
         copies: KeptCopies | None = None,
         keep: bool = False,
+        recount: set[str] | None = None,
     ) -> None:
         self.db = db
+        # Sessions to recount when the enclosing transaction ends, not at this file's last
+        # part: the ingestor's group of small files (see ``Ingestor._together``).
+        self.recount = recount
         # Where the parts' kept lines go; with ``keep`` off, an old copy is dropped instead.
         self.copies = copies
         self.keep = keep and copies is not None
@@ -189,4 +193,7 @@ class FileBatch:
             (session_id, self.item.source.value, key, title, custom, label, cwd, parent_id,
              channel, normalize_ts(meta.created)),
         )  # fmt: skip
-        refresh_session(conn, session_id)
+        if self.recount is None:
+            refresh_session(conn, session_id)
+        else:
+            self.recount.add(session_id)

@@ -12,7 +12,9 @@ Re-running then yields exactly the entries of a clean run.
 
 Small files commit several to a transaction (``GROUP_BYTES``; each file's own commits nest in
 it as savepoints), so the rule holds for the group: a kill loses the group's work, never part
-of it, and the next run reads those files again.
+of it, and the next run reads those files again. A group recounts each session its files touched
+once, just before it commits (a file alone, at its last part): a session spread over thousands
+of sub-agent files is recounted once per group, not once per file (``bench/many_files.py``).
 
 This module runs a pass and one file's turn; the rest sits beside it: :mod:`.scan` (what needs
 reading, what is gone), :mod:`.plan` (where reading starts, the parse worker's plan),
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import resolve_leaf_titles
+from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
 from clawback.core.archive.conversations import refresh_ready
 from clawback.core.archive.kept import KeptCopies
 from clawback.core.config import Config
@@ -100,6 +102,8 @@ class Ingestor:
         self._keep = config.archive.keep_lines  # a kept copy of each Claude Code line
         self.copies = KeptCopies(paths.kept)
         self.seen: set[tuple[str, str]] = set()  # files found by the last scan
+        # Inside a group of small files: the sessions it touched, recounted as it commits.
+        self._recount: set[str] | None = None
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -202,12 +206,22 @@ class Ingestor:
     @contextmanager
     def _together(self, grouped: bool) -> Iterator[None]:
         """One transaction around a group of small files, whose own commits nest in it as
-        savepoints. Taken under the writer lock, so the order is always lock, then database."""
+        savepoints. Taken under the writer lock, so the order is always lock, then database.
+
+        The sessions the group's files touched are recounted once, in that transaction, so a
+        kill leaves neither the files without their counts nor counts without their files.
+        """
         if not grouped:
             yield
             return
-        with self.lock, write_transaction(self.db):
-            yield
+        with self.lock, write_transaction(self.db) as conn:
+            self._recount = set()
+            try:
+                yield
+                for session_id in sorted(self._recount):
+                    refresh_session(conn, session_id)
+            finally:
+                self._recount = None
 
     def detect(self, path: Path) -> Source | None:
         """A file's source from where it lives under the configured roots, else its content."""
@@ -263,7 +277,7 @@ class Ingestor:
                 if state.offset:
                     stats.reimported += 1
                 with write_transaction(self.db) as conn:
-                    repair.forget_file(conn, state)
+                    repair.forget_file(conn, state, self._recount)
             stats.files += 1
             return self._consume(item, state, stats, advance, ahead)
 
@@ -331,6 +345,7 @@ class Ingestor:
             store_meta=self.store_meta,
             copies=self.copies,
             keep=self._keep,
+            recount=self._recount,
         )
         with write_transaction(self.db) as conn:
             conn.execute(

@@ -17,10 +17,14 @@ from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
 
 
-def delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
+def delete_entries(
+    conn: Any, file_id: int, after_line: int = 0, recount: set[str] | None = None
+) -> None:
     """Delete a file's entries past ``after_line``, and their terms from the full-text index,
     and recount every session that had some: not only the file's own, but those its summaries
-    were moved to and those of a file mixing sessions, which no later read may recount."""
+    were moved to and those of a file mixing sessions, which no later read may recount.
+    With ``recount``, those sessions are added to it for the caller to recount before its
+    transaction commits (a group of files recounts a session once, not once per file)."""
     sessions = [
         row[0]
         for row in conn.execute(
@@ -36,6 +40,9 @@ def delete_entries(conn: Any, file_id: int, after_line: int = 0) -> None:
         (file_id, after_line),
     )
     conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
+    if recount is not None:
+        recount.update(sessions)
+        return
     for session_id in sessions:
         refresh_session(conn, session_id)
 
@@ -80,9 +87,10 @@ def abandon(db: sqlite_utils.Database, source: str, key: str) -> None:
             roll_back(conn, file_id, last_line, session_id)
 
 
-def forget_file(conn: Any, state: FileState) -> None:
-    """Forget everything indexed from a file so it is read again from the start."""
-    delete_entries(conn, state.id)
+def forget_file(conn: Any, state: FileState, recount: set[str] | None = None) -> None:
+    """Forget everything indexed from a file so it is read again from the start (its sessions
+    recounted now, or added to ``recount``: see :func:`delete_entries`)."""
+    delete_entries(conn, state.id, recount=recount)
     conn.execute("DELETE FROM conversations WHERE file_id = ?", (state.id,))
     conn.execute("DELETE FROM skipped_lines WHERE file_id = ?", (state.id,))
     conn.execute("DELETE FROM leaf_titles WHERE file_id = ?", (state.id,))
