@@ -26,6 +26,10 @@ class SearchFilters:
     project: str | None = None  # substring of the session's cwd
     sidechains: bool = True
     conversational: bool = False  # only what people said (text turns, compactions, memory)
+    # What the asker already holds, left out by SQLite before the ranked cut, so it takes no
+    # candidate slot (a chat turn's recall: the prompt carries its own session's lines).
+    exclude_session: str | None = None  # one session, by its exact id
+    exclude_uuids: tuple[str, ...] = ()  # messages, by their transcript ids
 
     def where(self) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
@@ -60,6 +64,13 @@ class SearchFilters:
             clauses.append("e.sidechain = 0")
         if self.conversational:
             clauses.append(CONVERSATIONAL)
+        if self.exclude_session:
+            clauses.append("e.session_id IS NOT ?")
+            params.append(self.exclude_session)
+        uuids = sorted({uuid for uuid in self.exclude_uuids if uuid})
+        if uuids:
+            clauses.append(f"(e.uuid IS NULL OR e.uuid NOT IN ({', '.join('?' * len(uuids))}))")
+            params.extend(uuids)
         return clauses, params
 
     def narrowed(self, since: str, until: str) -> SearchFilters | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 from clawback.core.db import write_transaction
+from clawback.core.search.filters import SearchFilters
 from clawback.core.search.front import NOTHING, as_you_type, by_meaning, default_mode, find
 
 from tests.search_doubles import small_index
@@ -68,3 +69,27 @@ def test_facts_join_the_list_by_score(db: sqlite_utils.Database) -> None:
     assert len(found.ranked(8)) == 2 and len(found.ranked(1)) == 1
     alone = find(db, "compaction", facts=True, archive=False)
     assert alone.results.hits == [] and [f.id for f in alone.facts] == [1]
+
+
+def test_filters_leave_out_a_session_and_messages_before_the_cut() -> None:
+    """What an asker already holds (recall: its prompt's own lines) is left out by SQLite, so
+    the first ``limit`` hits are all others; with no exclusion nothing changes."""
+    database = small_index([
+        {"role": "user", "text": "rollout plan", "session_id": "held"},
+        {"role": "user", "text": "rollout plan", "session_id": "held"},
+        {"role": "user", "text": "the rollout plan again", "session_id": "other"},
+        {"role": "user", "text": "the rollout plan once more", "session_id": "other"},
+    ])  # fmt: skip
+    with write_transaction(database) as conn:
+        for line, uuid in ((1, "h1"), (2, "h2"), (3, "o1")):
+            conn.execute("UPDATE entries SET uuid = ? WHERE line = ?", (uuid, line))
+    rows = dict(database.execute("SELECT id, uuid FROM entries").fetchall())
+
+    def uuids(filters: SearchFilters, limit: int = 2) -> list[str | None]:
+        return [rows[h.entry_id] for h in find(database, "rollout plan", filters, limit=limit)
+                .results.hits]  # fmt: skip
+
+    assert uuids(SearchFilters(), limit=4)[:2] == ["h2", "h1"]
+    assert sorted(map(str, uuids(SearchFilters(exclude_session="held")))) == ["None", "o1"]
+    assert sorted(map(str, uuids(SearchFilters(exclude_uuids=("h1", "h2", ""))))) == ["None", "o1"]
+    assert uuids(SearchFilters(exclude_session="hel"), limit=4)[:2] == ["h2", "h1"]  # exact id
