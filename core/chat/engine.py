@@ -11,6 +11,7 @@ and never import UI code: it yields plain dataclass events a UI turns into its o
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -353,10 +354,19 @@ class ChatEngine:
         )
 
     def assemble(
-        self, session: ChatSession | None, history: History, message: str
+        self,
+        session: ChatSession | None,
+        history: History,
+        message: str,
+        *,
+        message_id: str | None = None,
     ) -> AssembledPrompt:
+        """The prompt for ``message`` after ``history``. ``message_id``: the message's own line,
+        when a turn stored (and indexed) it already; recall leaves it out like the history it
+        carries, so a turn recalls what its dry run (which stores nothing) shows."""
         window = (session.context_tokens if session else None) or self.chat.context_window
-        return assemble(self.chat, history, message, context_window=window, recaller=self._recall)
+        recaller = functools.partial(self._recall, message_id=message_id)
+        return assemble(self.chat, history, message, context_window=window, recaller=recaller)
 
     def _recall(
         self,
@@ -364,13 +374,15 @@ class ChatEngine:
         cap: int,
         kept: Sequence[ContextMessage],
         others: Sequence[str],
+        *,
+        message_id: str | None = None,
     ) -> RecallBlock:
         try:
             return recall(
                 self.db,
                 user_texts,
                 cap=cap,
-                present_ids=[m.id for m in kept],
+                present_ids=[m.id for m in kept] + ([message_id] if message_id else []),
                 present_texts=[m.content for m in kept] + list(others),
                 facts_provider=self.facts_provider,
                 nearest=self.nearest,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from clawback.core.db import Queryable
@@ -190,6 +190,7 @@ def search_archive(
     limit: int = CANDIDATES,
     nearest: NearestChunks | None = None,
     min_coverage: float = 0.0,
+    filters: SearchFilters | None = None,
 ) -> tuple[list[RecallHit], list[Fact]]:
     """The best ``limit`` hits for a turn's ``questions`` (:func:`asked`), through the one
     search every client uses (``search.front``), and the facts near them in meaning.
@@ -205,14 +206,20 @@ def search_archive(
     it replies to holds half of that turn's); a hit found otherwise (by meaning, or as what the
     person asked in the time a question names: "what did we do yesterday?" holds no word to
     measure) passes.
+
+    ``filters`` narrow the search (always to conversational text); recall's name what the asker
+    already holds (``exclude_session``, ``exclude_uuids``), so that SQLite leaves it out before
+    the cut and it takes none of the ``limit`` (left out after the cut, a turn's own just-typed
+    message cost its block a line its dry run showed).
     """
+    filters = replace(filters or SearchFilters(), conversational=True)
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
     facts: dict[int | str | None, Fact] = {}
     for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         found = find(
-            db, question.text, SearchFilters(conversational=True), limit=limit,
+            db, question.text, filters, limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
         for hit in found:
@@ -376,7 +383,10 @@ def recall(
 
     ``present_ids`` (message ids) and ``present_texts`` are what the prompt already carries;
     hits among them are excluded, and so is every line of ``exclude_session`` (a session whose
-    own lines are already in the context). An empty block (falsy) means nothing to add. With
+    own lines are already in the context). Ids and the session are left out by the search
+    itself, so they spend none of the ``limit * 2`` candidates: a turn's own message, indexed
+    before its prompt is assembled, must not cost the block a fragment that a dry run (which
+    indexes nothing) would show. An empty block (falsy) means nothing to add. With
     ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
 
     ``min_coverage`` is the relevance floor for what only the words found: a fragment or fact
@@ -393,14 +403,11 @@ def recall(
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
+    held = SearchFilters(exclude_session=exclude_session, exclude_uuids=tuple(sorted(ids)))
     found, close_facts = search_archive(
-        db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage
+        db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage, filters=held
     )
     for hit in found:
-        if hit.uuid and hit.uuid in ids:
-            continue
-        if exclude_session and hit.session_id == exclude_session:
-            continue
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
             continue

@@ -99,7 +99,12 @@ class TurnHost(Protocol):
     def history(self, session: ChatSession, *, skip_ids: Sequence[str] = ()) -> History: ...
 
     def assemble(
-        self, session: ChatSession | None, history: History, message: str
+        self,
+        session: ChatSession | None,
+        history: History,
+        message: str,
+        *,
+        message_id: str | None = None,
     ) -> AssembledPrompt: ...
 
     def index(self, path: Path) -> None: ...
@@ -254,13 +259,13 @@ class ChatTurn:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
             history = engine.history(session, skip_ids=[user_id, *skip])
-            prompt = engine.assemble(session, history, user_text)
+            prompt = engine.assemble(session, history, user_text, message_id=user_id)
             note = await _hook("compaction", hooks.maybe_compact(session, prompt.untrimmed_tokens))
             if note:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
                 history = engine.history(session, skip_ids=[user_id, *skip])
-                prompt = engine.assemble(session, history, user_text)
+                prompt = engine.assemble(session, history, user_text, message_id=user_id)
             outcome.prompt = prompt
             yield PromptAssembled(session, prompt, plan.model)
             if self._cancel_requested:

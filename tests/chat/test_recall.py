@@ -295,3 +295,39 @@ def test_the_hooks_floor_lets_a_decision_through_with_its_proposal(
     block = recall(home.db, ["which dev server did we pick for the sound recorder?"], cap=2000,
                    min_coverage=0.25)  # fmt: skip
     assert "ok, fine, let's do vite" in [h.text for h in block.details]
+
+
+def _crowded(home: Home, cc_root: Path) -> list[str]:
+    """A chat session whose lines rank first for the launch checklist, and a Claude Code
+    session with more fragments about it further down; the chat lines' ids."""
+    ids = [f"m{n}" for n in range(6)]
+    native = Transcript(home.paths.sessions / "n-1.jsonl")
+    native.create(session_header("n-1", "local:alice", "2026-11-20T10:00:00.000Z"))
+    native.append([
+        message_event(uuid, "user", "tangerine launch checklist", f"2026-11-20T10:00:0{n}.000Z")
+        for n, uuid in enumerate(ids)
+    ])  # fmt: skip
+    sid = "11111111-2222-4333-8444-555555555555"
+    write_lines(cc_root / "proj" / f"{sid}.jsonl", [
+        cc_user(sid, f"u{n}", f"the tangerine launch checklist item {n}: step {7 * n} of the"
+                " rollout, signed off by the release team")
+        for n in range(8)
+    ])  # fmt: skip
+    home.ingest_all()
+    return ids
+
+
+def test_what_the_prompt_holds_takes_none_of_the_candidates(home: Home, cc_root: Path) -> None:
+    """Left out after the search's cut, the chat's own lines (a turn's message is indexed before
+    its prompt is assembled) would fill the ``limit * 2`` candidates and leave no fragment; the
+    search leaves them out itself, so the block gets its ``limit`` from the rest."""
+    ids = _crowded(home, cc_root)
+    question = ["what is on the tangerine launch checklist?"]
+    everything = recall(home.db, question, cap=2000, limit=2)
+    assert [h.session_id for h in everything.details] == ["n-1"]  # all four are the chat's
+    for block in (
+        recall(home.db, question, cap=2000, limit=2, present_ids=ids),
+        recall(home.db, question, cap=2000, limit=2, exclude_session="n-1"),
+    ):
+        assert len(block.details) == 2
+        assert all(h.source == "claude-code" and "item" in h.text for h in block.details)
