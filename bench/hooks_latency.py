@@ -22,7 +22,6 @@ questions; every event carries the cwd of one of the corpus's projects.
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import resource
@@ -39,8 +38,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.hooks.log import read_runs
 from clawback.core.paths import Paths
-from clawback.core.warm.server import running, socket_path, stop
+from clawback.core.warm.server import stop
 from hybrid_latency import build
+from processes import compile_clawback, wait_for_warm
 from timing import percentiles
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))
@@ -106,20 +106,12 @@ def main() -> None:
         home = build(work, args.mb)
         entries = home.db.execute("SELECT count(*) FROM entries").fetchone()[0]
         home.close()
-        import clawback.cli
-        import clawback.core
-
-        for package in [*clawback.core.__path__, *clawback.cli.__path__]:
-            compileall.compile_dir(package, quiet=1)  # clawback's own bytecode, as pip writes it
+        compile_clawback()
         hook = [CLAWBACK, "--home", str(home_dir), "hook"]
         configure(home_dir, "hash-384")
         timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[0]))
-        deadline = time.monotonic() + 120
-        listening = socket_path(paths)
-        while not running(paths) or listening is None or not listening.exists():
-            if time.monotonic() > deadline:
-                raise SystemExit("the warm process did not start")
-            time.sleep(0.2)
+        if not wait_for_warm(paths, 120):
+            raise SystemExit("the warm process did not start")
         timed([*hook, "user-prompt"], event("UserPromptSubmit", prompt=PROMPTS[1]))
         rows: dict[str, list[float]] = {
             "python -c pass": [], "user-prompt, keyword": [], "user-prompt, hybrid": [],

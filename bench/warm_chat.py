@@ -25,7 +25,6 @@ Every turn is a new session, so the index grows by two short lines a turn (the f
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import shutil
 import subprocess
@@ -37,8 +36,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.paths import Paths
+from processes import compile_clawback
 from timing import percentiles
-from warm_search import CLAWBACK, ENV, QUERIES, corpus_home, shared_home, stop_warm, timed
+from warm_search import (
+    CLAWBACK,
+    ENV,
+    QUERIES,
+    corpus_home,
+    shared_home,
+    stop_warm,
+    warm_up,
+)
 
 TIME = "/usr/bin/time"  # GNU time
 FAKE_CLAUDE = Path(__file__).resolve().parents[1] / "tests" / "fake_claude" / "claude"
@@ -79,17 +87,6 @@ def warm_peak_mb(home: Path) -> float | None:
     return None
 
 
-def warm_up(paths: Paths, chat: list[str]) -> None:
-    """A turn that starts the warm process, then wait until it listens."""
-    from clawback.core.warm.server import socket_path
-
-    timed([*chat, QUERIES[0]], CHAT_ENV)
-    listening = socket_path(paths)
-    deadline = time.monotonic() + 60
-    while listening is not None and not listening.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, help="the generated corpus of this size instead")
@@ -102,11 +99,7 @@ def main() -> None:
     home = corpus_home(work, args.mb) if args.mb else shared_home(work)
     paths = Paths.resolve(home)
     try:
-        import clawback.cli
-        import clawback.core
-
-        for package in [*clawback.core.__path__, *clawback.cli.__path__]:
-            compileall.compile_dir(package, quiet=1)
+        compile_clawback()
         chat = [CLAWBACK, "--home", str(home), "chat", "--new"]
         here = {**CHAT_ENV, "CLAWBACK_WARM": "0"}
         rows: dict[str, list[tuple[float, float]]] = {
@@ -119,7 +112,7 @@ def main() -> None:
         for query in QUERIES[: args.starts]:
             stop_warm(paths)
             rows["chat, none warm"].append(measured([*chat, query], CHAT_ENV))
-        warm_up(paths, chat)
+        warm_up(paths, [*chat, QUERIES[0]], CHAT_ENV)
         for _ in range(args.rounds):
             for query in QUERIES:
                 rows["python -c pass"].append(measured([sys.executable, "-c", "pass"], ENV))

@@ -26,7 +26,6 @@ values; the query vectors the real model makes just find random neighbours).
 from __future__ import annotations
 
 import argparse
-import compileall
 import os
 import shutil
 import sqlite3
@@ -39,7 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from clawback.core.paths import Paths
-from clawback.core.warm.server import STARTED_NAME, running, socket_path, stop
+from clawback.core.warm.server import STARTED_NAME, running, stop
+from processes import compile_clawback, wait_for_warm
 from timing import percentiles
 
 CLAWBACK = str(Path(sys.executable).with_name("clawback"))
@@ -93,13 +93,10 @@ def stop_warm(paths: Paths) -> None:
     (paths.hooks / STARTED_NAME).unlink(missing_ok=True)  # let the next search start one
 
 
-def warm_up(paths: Paths, search: list[str]) -> None:
-    """A search that starts the warm process, then wait until it listens."""
-    timed([*search, QUERIES[0], "--mode", "hybrid"])
-    listening = socket_path(paths)
-    deadline = time.monotonic() + 60
-    while listening is not None and not listening.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+def warm_up(paths: Paths, argv: list[str], env: dict[str, str] | None = None) -> None:
+    """Run ``argv`` (a command that starts the warm process), then wait until it listens."""
+    timed(argv, env)
+    wait_for_warm(paths)
 
 
 def main() -> None:
@@ -114,11 +111,7 @@ def main() -> None:
     home = corpus_home(work, args.mb) if args.mb else shared_home(work)
     paths = Paths.resolve(home)
     try:
-        import clawback.cli
-        import clawback.core
-
-        for package in [*clawback.core.__path__, *clawback.cli.__path__]:
-            compileall.compile_dir(package, quiet=1)
+        compile_clawback()
         search = [CLAWBACK, "--home", str(home), "search"]
         here = {**ENV, "CLAWBACK_WARM": "0"}
         rows: dict[str, list[float]] = {
@@ -133,7 +126,7 @@ def main() -> None:
             stop_warm(paths)
             rows["hybrid, loaded here"].append(timed([*search, query, "--mode", "hybrid"], here))
             starts.append(timed([*search, query, "--mode", "hybrid"]))
-        warm_up(paths, search)
+        warm_up(paths, [*search, QUERIES[0], "--mode", "hybrid"])
         for _ in range(args.rounds):
             for query in QUERIES:
                 rows["python -c pass"].append(timed([sys.executable, "-c", "pass"]))
