@@ -403,22 +403,17 @@ def recall(
     texts = [_normal(text) for text in present_texts if text.strip()]
     details: list[RecallHit] = []
     seen: set[str] = set()
-    held = SearchFilters(exclude_session=exclude_session, exclude_uuids=tuple(sorted(ids)))
+    present = SearchFilters(exclude_session=exclude_session, exclude_uuids=tuple(sorted(ids)))
     found, close_facts = search_archive(
-        db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage, filters=held
-    )
+        db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage,
+        filters=present,
+    )  # fmt: skip
     for hit in found:
         body = _normal(strip_recalled(hit.text))
         if not body or body in seen or any(body in text for text in texts):
             continue
         seen.add(body)
-        details.append(
-            RecallHit(
-                entry_id=hit.entry_id, session_id=hit.session_id, source=hit.source,
-                role=hit.role, timestamp=hit.timestamp, text=fragment(hit.text, terms),
-                score=hit.score, uuid=hit.uuid,
-            )
-        )  # fmt: skip
+        details.append(replace(hit, text=fragment(hit.text, terms)))
         if len(details) >= limit:
             break
     facts: list[Fact] = list(close_facts)
