@@ -18,9 +18,7 @@ through a plain read connection).
 from __future__ import annotations
 
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.warm.server import allowed, ask, should_start, start
-
-ASK_TIMEOUT_S = 2.0  # the server answers in tens of milliseconds; more means it is stuck
+from clawback.core.warm.server import ASK_TIMEOUT_S, allowed, ask, should_start, start
 
 
 def _by_meaning(ctx: HookContext) -> bool:

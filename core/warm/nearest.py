@@ -25,11 +25,17 @@ from clawback.core.config import Config
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 from clawback.core.search.engine import NearestChunks
-from clawback.core.warm.server import allowed, ask, should_start, start, wait_listening
+from clawback.core.warm.server import (
+    ASK_TIMEOUT_S,
+    allowed,
+    ask,
+    should_start,
+    start,
+    wait_listening,
+)
 
 NEAREST = "nearest"  # the request's key: {"nearest": query, "limit": n}
 DECLINED = "declined"  # the reply's key when the vector side declined: {"declined": why}
-ASK_TIMEOUT_S = 2.0  # the warm process answers in milliseconds; more means it is stuck
 WAIT_S = 15.0  # for one still loading: about 1 s for 87,000 vectors, more on a busy machine
 WARM, HERE = "warm", "here"
 

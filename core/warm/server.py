@@ -37,6 +37,7 @@ RESTART_AFTER_S = 60.0
 POLL_S = 0.01
 TAKES_LOCK_S = 3.0  # a process started this long ago has taken the home's lock, or failed
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
+ASK_TIMEOUT_S = 2.0  # the warm process answers in milliseconds; more means it is stuck
 STOP = {"stop": True}
 #: a Unix socket's path is limited to about 104-108 bytes by the OS
 MAX_SOCKET_PATH = 100
