@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -112,3 +113,16 @@ async def run_turn(
             on_event(event)
     assert turn.outcome is not None
     return turn.outcome
+
+
+def entries_so_far(home: Path) -> int:
+    """How many entries the index in ``home`` holds right now, read beside a running ingest (a
+    kill test waits for a count before killing it); 0 while there is no readable index yet."""
+    try:
+        conn = sqlite3.connect(f"file:{home / 'clawback.db'}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0

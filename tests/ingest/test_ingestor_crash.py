@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from corpus import generate
 
 from tests.cli_runner import CLAWBACK
+from tests.helpers import entries_so_far
 
 pytestmark = pytest.mark.slow
 
@@ -79,17 +80,6 @@ def snapshot(home: Path) -> Snapshot:
     finally:
         conn.close()
     return entries, sessions, fts, kept
-
-
-def entries_so_far(home: Path) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{home / 'clawback.db'}?mode=ro", uri=True, timeout=0.2)
-        try:
-            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.fixture(scope="module")

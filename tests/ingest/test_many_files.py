@@ -25,7 +25,7 @@ from clawback.core.home import Home
 from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
 
-from tests.helpers import cc_user, write_lines
+from tests.helpers import cc_user, entries_so_far, write_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from many_files import PARENT, one_session
@@ -125,17 +125,6 @@ home.ingestor().ingest([SourceRoot(Source.CLAUDE_CODE, __import__("pathlib").Pat
 """
 
 
-def _entries(home: Path) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{home / 'clawback.db'}?mode=ro", uri=True, timeout=0.2)
-        try:
-            return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 def _recounted(home: Path) -> list[tuple[Any, ...]]:
     """The sessions as a recount of their entries right now would make them."""
     conn = sqlite3.connect(":memory:")
@@ -165,7 +154,7 @@ def test_killed_between_groups_sessions_match_their_entries_then_a_clean_run(
         proc = subprocess.Popen([sys.executable, "-c", _INGEST, str(home), str(folder)])
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
-            if _entries(home) >= threshold:
+            if entries_so_far(home) >= threshold:
                 os.kill(proc.pid, signal.SIGKILL)
                 kills += 1
                 break
