@@ -279,11 +279,12 @@ def _vector_search(
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
     from clawback.core.search.fusion import first_page, fuse
     from clawback.core.search.hybrid import (
-        HYBRID_CEILING,
         above_floor,
         admit,
         boost_recent,
         by_window,
+        ceiling,
+        favour_person,
         favour_sessions,
         once_each,
         timestamps,
@@ -309,6 +310,8 @@ def _vector_search(
     fused = once_each(db, fused)
     if mode == "hybrid":
         fused = favour_sessions(db, fused)
+        if plan.asks_decision:
+            fused = favour_person(db, fused)
     if recency or plan.window is not None:
         stamps = timestamps(db, fused)
         if recency:
@@ -323,7 +326,7 @@ def _vector_search(
     for item in page:
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
-            score = min(1.0, item.score / (HYBRID_CEILING if mode == "hybrid" else 1.0))
+            score = min(1.0, item.score / (ceiling(plan) if mode == "hybrid" else 1.0))
             hit = _hit(row, score, highlight if item.id in matches else [])
             results.hits.append(replace(hit, found_by=item.found_by, held=held.get(item.id)))
     return results
