@@ -284,11 +284,11 @@ def _vector_search(
         boost_recent,
         by_window,
         ceiling,
+        favour_person,
         favour_sessions,
         once_each,
         timestamps,
     )
-    from clawback.core.search.kinds import favour_kind
 
     results = SearchResults(query=plan.query, mode=mode)
     if not plan.query.strip() or limit <= 0:
@@ -310,8 +310,8 @@ def _vector_search(
     fused = once_each(db, fused)
     if mode == "hybrid":
         fused = favour_sessions(db, fused)
-        if plan.asks is not None:
-            fused = favour_kind(db, fused, plan.asks)
+        if plan.asks_decision:
+            fused = favour_person(db, fused)
     if recency or plan.window is not None:
         stamps = timestamps(db, fused)
         if recency:

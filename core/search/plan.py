@@ -19,11 +19,11 @@ honour, makes a query exact-only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
 from clawback.core.search.dates import DateWindow, date_window
-from clawback.core.search.kinds import answer_kind
 from clawback.core.search.query import MAX_TERMS, Term, parse_terms, split_terms, term_expression
 from clawback.core.text.stopwords import STOPWORDS
 
@@ -40,6 +40,14 @@ ACTIVITY_WORDS = frozenset(
     discuss discussed chat chatted accomplish accomplished achieve achieved session sessions
     conversation conversations show recap summary summarize summarise""".split()  # noqa: SIM905
 )
+#: Words that ask what was chosen ("what did we decide about the cache?", "which bundler did we
+#: pick?"): in a conversation with Claude, the person settles it, so their own turns answer it
+#: (:attr:`QueryPlan.asks_decision`). "go with" / "went with" count too.
+DECISION_WORDS = frozenset(
+    """decide decided decides deciding decision decisions pick picked picking choose chose chosen
+    choosing settle settled agree agreed want wanted prefer preferred""".split()  # noqa: SIM905
+)
+_GO_WITH = re.compile(r"\b(?:go|goes|going|gone|went)\s+with\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +64,7 @@ class QueryPlan:
     highlight: tuple[str, ...]
     window: DateWindow | None
     when_only: bool = False  # a time and nothing to look for: what was said then answers it
-    asks: str | None = None  # the kind of answer a question wants (:mod:`.kinds`)
+    asks_decision: bool = False  # a question about what was chosen: the person's turns answer
 
 
 def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
@@ -86,7 +94,7 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
         highlight=content.terms or typed.terms,
         window=window,
         when_only=window is not None and all(_activity(t) for t in terms),
-        asks=answer_kind(searched, [_word(t) for t in plain]) if natural else None,
+        asks_decision=natural and _asks_decision(searched, plain),
     )
 
 
@@ -136,6 +144,11 @@ def _searched(term: Term) -> Term:
     if term.phrase or term.prefix or term.exclude or "'" not in term.text.replace("’", "'"):
         return term
     return Term(_word(term))
+
+
+def _asks_decision(query: str, plain: list[Term]) -> bool:
+    """Whether a question asks what was chosen (:data:`DECISION_WORDS`, "go with")."""
+    return any(_word(t) in DECISION_WORDS for t in plain) or _GO_WITH.search(query) is not None
 
 
 def _activity(term: Term) -> bool:

@@ -9,7 +9,13 @@ from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
 from clawback.core.search.fusion import RANK_BONUS, Fused
-from clawback.core.search.hybrid import HYBRID_CEILING, SESSION_WEIGHT, favour_sessions
+from clawback.core.search.hybrid import (
+    HYBRID_CEILING,
+    PERSON_WEIGHT,
+    SESSION_WEIGHT,
+    favour_person,
+    favour_sessions,
+)
 
 from tests.search_doubles import FixedNearest, small_index
 
@@ -201,3 +207,37 @@ def test_the_session_most_hits_come_from_brings_its_turns_up() -> None:
          4: 0.5 + SESSION_WEIGHT * 0.5 / 2.15}
     )  # fmt: skip
     assert favour_sessions(db, []) == []
+
+
+def test_a_question_about_a_decision_is_answered_by_the_persons_turn() -> None:
+    # The assistant proposes, in the question's words; the person settles it in a few words.
+    db = small_index(
+        [
+            {"role": "assistant", "text": "for the sound recorder's dev server: vite or webpack?"},
+            {"role": "user", "text": "ok, fine, let's do vite"},
+            {"role": "tool", "text": "dev server for the sound recorder started on :5173"},
+        ]
+    )
+    fused = [Fused(1, 0.9), Fused(3, 0.8), Fused(2, 0.7)]
+    lifted = favour_person(db, fused)
+    assert [(item.id, item.score) for item in lifted] == pytest.approx(
+        [(2, 0.7 + PERSON_WEIGHT), (1, 0.9), (3, 0.8)]
+    )  # only the person's text turn: not the assistant's, not a tool's output
+    assert favour_person(db, []) == []
+    # Through search: a question about a decision puts the reply above the assistant's
+    # middling turn about the same thing; asked otherwise, the order is the plain fusion's.
+    db = small_index(
+        [
+            {"role": "assistant", "text": "the sound recorder could use vite or webpack"},
+            {"role": "user", "text": "ok, fine, let's do vite"},
+            {"role": "assistant", "text": "webpack needs more config for the recorder"},
+            {"role": "user", "text": "what about the weather in Lisbon"},
+        ]
+    )
+    nearest = FixedNearest(db, {1: 0.62, 3: 0.6, 2: 0.58, 4: 0.4})
+
+    def order(query: str) -> list[int]:
+        return [h.entry_id for h in search(db, query, mode="hybrid", nearest=nearest).hits]
+
+    assert order("which bundler did we pick for the sound recorder?")[:3] == [2, 1, 3]
+    assert order("which bundler suits the sound recorder?")[:3] == [1, 3, 2]

@@ -88,6 +88,22 @@ def test_questions_and_sentences_are_told_from_keywords(query: str, natural: boo
     assert is_natural(query) is natural
 
 
+@pytest.mark.parametrize(
+    ("query", "decision"),
+    [
+        ("what did we decide about the deploy target?", True),
+        ("which bundler did we pick for the recorder?", True),
+        ("which dev server did we go with", True),
+        ("what names did I want for the tokens?", True),
+        ("why did the deploy to heroku fail?", False),
+        ("decision redis", False),  # keywords: ranked as typed
+        ("when did we move the cache to redis?", False),
+    ],
+)
+def test_a_question_about_a_decision_is_told_apart(query: str, decision: bool) -> None:
+    assert plan_query(query).asks_decision is decision
+
+
 def test_a_stray_quote_reads_as_a_phrase_to_the_end() -> None:
     plan = plan_query('what did I say about the book "Becoming Nicole')
     assert plan.required and '"Becoming Nicole"' in (plan.loose or "")
