@@ -119,7 +119,9 @@ def _candidates(
 
 
 # The person's next text turn after an assistant text turn, in the same file and thread; ``e``
-# is the reply (so the filters' SQL applies to it) and ``a`` the turn it replies to.
+# is the reply (so the filters' SQL applies to it) and ``a`` the turn it replies to. A turn in
+# markup is not the person's words: a slash command they ran ("<command-name>/exit"), its
+# output, or text Claude Code injected.
 _REPLIES = """
 SELECT a.id, e.id FROM entries a
 JOIN entries e ON e.id = (
@@ -130,7 +132,8 @@ JOIN entries e ON e.id = (
     ORDER BY n.line, n.id LIMIT 1)
 JOIN files f ON f.id = e.file_id
 LEFT JOIN sessions s ON s.id = e.session_id
-WHERE a.id IN ({ids}) AND a.role = 'assistant' AND a.kind = 'text' AND e.role = 'user'{where}
+WHERE a.id IN ({ids}) AND a.role = 'assistant' AND a.kind = 'text' AND e.role = 'user'
+  AND e.text NOT LIKE '<%'{where}
 """
 
 

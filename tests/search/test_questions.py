@@ -211,3 +211,16 @@ def test_a_reply_is_found_through_the_proposal_it_answers() -> None:
     assert [hit.entry_id for hit in search(db, question, only_assistant, today=TODAY).hits] == [2]
     # A few keywords want messages holding them: no replies.
     assert 3 not in [hit.entry_id for hit in search(db, "dev server", today=TODAY).hits]
+
+
+def test_a_command_after_a_proposal_is_not_a_reply() -> None:
+    # Claude Code stores a slash command the person ran (/exit, /clear) as their turn, wrapped
+    # in markup: it answers nothing the assistant proposed.
+    db = small_index(
+        [
+            {"role": "assistant", "text": "for the sound recorder's dev server: vite or webpack"},
+            {"role": "user", "text": "<command-name>/exit</command-name> <command-args></command-args>"},
+        ]
+    )  # fmt: skip
+    found = search(db, "which dev server did we pick for the sound recorder?", today=TODAY).hits
+    assert [hit.entry_id for hit in found] == [1]
