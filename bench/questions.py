@@ -57,9 +57,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.embedding
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.chat.recall import asked, recall_terms, search_archive
+from clawback.core.chat.recall import asked, recall, recall_terms, search_archive
+from clawback.core.config import HooksConfig
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
+from clawback.core.search.candidates import LOOSE_FLOOR
 from clawback.core.search.engine import search
 from clawback.core.search.filters import CONVERSATIONAL
 from clawback.core.search.fusion import fuse_rrf, fuse_weighted
@@ -71,6 +73,7 @@ WORD = re.compile(r"[^\W_]+")
 MODES = ("keyword", "semantic", "hybrid")
 DEPTH = 10
 MAX_ANSWERS = 4
+RECALL_TOKENS = HooksConfig().recall_tokens  # what the hooks recall at most, by default
 NONSENSE = (
     "xyzzyplugh",
     "qwfp zxcvbnm glorptastic",
@@ -249,6 +252,31 @@ def nonsense(home: Home, index: SemanticIndex) -> None:
           + ", ".join(f"{mode} {count}" for mode, count in counts.items()))  # fmt: skip
 
 
+def unanswerable(home: Home, index: SemanticIndex) -> None:
+    """Questions about things the archive never held (``bench/unanswerable.tsv``): how many
+    still get hits per mode, and how many would put a recall block into a prompt (the hooks'
+    rules: the chat's recall, by meaning, with search's floor for what only words found)."""
+    queries = [
+        line.split("\t")[0]
+        for line in (HERE / "unanswerable.tsv").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    answered = {
+        mode: sum(
+            bool(search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits)
+            for query in queries
+        )
+        for mode in MODES
+    }
+    injected = sum(
+        bool(recall(home.db, [query], cap=RECALL_TOKENS, nearest=index, min_coverage=LOOSE_FLOOR))
+        for query in queries
+    )
+    print(f"unanswerable ({len(queries)} questions), how many get hits (0 is right): "
+          + ", ".join(f"{mode} {count}" for mode, count in answered.items())
+          + f"; a recall block injected: {injected}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--work", type=Path, help="keep the home and vectors here for next time")
@@ -281,6 +309,7 @@ def main() -> None:
         table("paraphrases", rankers, paraphrases)
         table("controls (the target's own words)", rankers, controls)
         nonsense(home, index)
+        unanswerable(home, index)
         home.close()
         if args.needle_mb:
             needles(work / "needles", args.threads, args.needle_mb)
