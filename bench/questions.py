@@ -261,20 +261,27 @@ def unanswerable(home: Home, index: SemanticIndex) -> None:
         for line in (HERE / "unanswerable.tsv").read_text(encoding="utf-8").splitlines()
         if line.strip()
     ]
-    answered = {
-        mode: sum(
-            bool(search(home.db, query, mode=mode, nearest=index, limit=DEPTH).hits)
+    answered: dict[str, int] = {}
+    related: dict[str, int] = {}
+    for mode in MODES:
+        for query in queries:
+            kinds = {h.found_by for h in search(home.db, query, mode=mode, nearest=index).hits}
+            answered[mode] = answered.get(mode, 0) + bool(kinds - {"related"})
+            related[mode] = related.get(mode, 0) + (kinds == {"related"})
+    injected = {
+        how: sum(
+            bool(
+                recall(home.db, [query], cap=RECALL_TOKENS, nearest=near, min_coverage=LOOSE_FLOOR)
+            )
             for query in queries
         )
-        for mode in MODES
+        for how, near in (("by meaning", index), ("by words", None))
     }
-    injected = sum(
-        bool(recall(home.db, [query], cap=RECALL_TOKENS, nearest=index, min_coverage=LOOSE_FLOOR))
-        for query in queries
-    )
-    print(f"unanswerable ({len(queries)} questions), how many get hits (0 is right): "
-          + ", ".join(f"{mode} {count}" for mode, count in answered.items())
-          + f"; a recall block injected: {injected}")  # fmt: skip
+    print(f"unanswerable ({len(queries)} questions), how many get results (0 is right; "
+          "in brackets, how many more get only hits labelled related): "
+          + ", ".join(f"{mode} {answered[mode]} (+{related[mode]})" for mode in MODES)
+          + "; a recall block injected: "
+          + ", ".join(f"{how} {count}" for how, count in injected.items()))  # fmt: skip
 
 
 def main() -> None:

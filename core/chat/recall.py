@@ -34,7 +34,7 @@ from clawback.core.search.coverage import text_coverage
 from clawback.core.search.dates import date_window
 from clawback.core.search.engine import NearestChunks, SearchFilters
 from clawback.core.search.front import find
-from clawback.core.search.hybrid import above_floor
+from clawback.core.search.hybrid import ANSWER_FLOOR, above_floor
 from clawback.core.search.questions import split_questions
 from clawback.core.text.cjk import has_cjk
 from clawback.core.text.stopwords import STOPWORDS
@@ -205,7 +205,8 @@ def search_archive(
     question's words, as search measured it (``SearchHit.held``: a reply found through the turn
     it replies to holds half of that turn's); a hit found otherwise (by meaning, or as what the
     person asked in the time a question names: "what did we do yesterday?" holds no word to
-    measure) passes.
+    measure) passes. A hit search calls only related (meaning alone, below its answer floor)
+    never enters a prompt.
 
     ``filters`` narrow the search (always to conversational text); recall's name what the asker
     already holds (``exclude_session``, ``exclude_uuids``), so that SQLite leaves it out before
@@ -223,13 +224,19 @@ def search_archive(
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results.hits  # fmt: skip
         for hit in found:
+            if hit.found_by == "related":
+                continue  # meaning alone, not sure enough to be an answer: not for a prompt
             share = 1.0 if hit.held is None else hit.held  # search's own measure of the words
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
             scored[hit.entry_id] = max(hit.score, scored.get(hit.entry_id, 0.0))
         if nearest is not None:
             # The question's vector is cached: asking again costs only the product.
             with contextlib.suppress(ClawbackError):
-                for fact in _close_facts(db, above_floor(nearest.nearest(meaning, NEAREST))):
+                close = above_floor(nearest.nearest(meaning, NEAREST))
+                if not any(hit.found_by != "related" for hit in found):
+                    # Nothing found that answers: a fact needs what an answer by meaning needs.
+                    close = [item for item in close if item[2] >= ANSWER_FLOOR]
+                for fact in _close_facts(db, close):
                     facts.setdefault(fact.id, fact)
     ids = [
         entry_id

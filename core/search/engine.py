@@ -63,7 +63,9 @@ class SearchHit:
     path: str
     line: int
     sidechain: bool
-    found_by: str = "keyword"  # keyword | semantic | both | date (a question naming only a time)
+    # keyword | semantic | both | date (a question naming only a time) | related (by meaning
+    # alone, below the similarity an answer needs: see hybrid.ANSWER_FLOOR)
+    found_by: str = "keyword"
     project: str | None = None  # the session's working folder's name, what --project matches
     # The share of the query's words it holds, rarity-weighted (search.coverage): for a hit
     # found by words; a reply found through the turn it replies to holds half of that turn's.
@@ -279,6 +281,7 @@ def _vector_search(
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
     from clawback.core.search.fusion import first_page, fuse
     from clawback.core.search.hybrid import (
+        ANSWER_FLOOR,
         above_floor,
         admit,
         boost_recent,
@@ -305,6 +308,8 @@ def _vector_search(
     else:
         neighbours = nearest.nearest(plan.meaning, NEAREST_POOL)
     vector = admit(db, above_floor(neighbours), *filters.where())[:CANDIDATES]
+    # Nothing found by words, and meaning not sure either: what meaning brings is only related.
+    related = not keyword and (not vector or vector[0][1] < ANSWER_FLOOR)
     ranked_keyword = [(item.id, item.score) for item in keyword]
     fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
     fused = once_each(db, fused)
@@ -328,7 +333,8 @@ def _vector_search(
         if row is not None:
             score = min(1.0, item.score / (ceiling(plan) if mode == "hybrid" else 1.0))
             hit = _hit(row, score, highlight if item.id in matches else [])
-            results.hits.append(replace(hit, found_by=item.found_by, held=held.get(item.id)))
+            found_by = "related" if related else item.found_by
+            results.hits.append(replace(hit, found_by=found_by, held=held.get(item.id)))
     return results
 
 

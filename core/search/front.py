@@ -32,6 +32,7 @@ from clawback.core.search.plan import plan_query
 from clawback.core.text.cjk import has_cjk
 
 NOTHING = "nothing in the archive matches this, by words or by meaning"
+RELATED_ONLY = "nothing in the archive matches this closely; these are only related in meaning"
 MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
 MIN_CJK = 2  # but two CJK characters are a word (世界), and the index has them as one bigram
 FACT_SHARE = 4  # facts take at most a quarter of a mixed list
@@ -114,7 +115,8 @@ def find(
     ``facts``: knowledge facts that match join the list (at most a quarter of ``limit``
     unless the archive found none); ``archive`` ``False`` searches the facts alone.
     ``meaning``: what the vector side reads, when it is not the query (recall reads the recent
-    messages). A result with nothing carries :data:`NOTHING` as its note.
+    messages). A result with nothing carries :data:`NOTHING` as its note, one with only related
+    hits :data:`RELATED_ONLY`.
     """
     mode = mode or default_mode(nearest)
     if typing:
@@ -132,4 +134,6 @@ def find(
         found.facts = search_facts(db, query, filters or SearchFilters(), cap)
     if found.empty and query.strip() and not results.note:
         results.note = NOTHING
+    elif results.hits and all(hit.found_by == "related" for hit in results.hits):
+        results.note = results.note or RELATED_ONLY
     return found

@@ -9,6 +9,7 @@ from clawback.core.chat.recall import recall
 from clawback.core.db import write_transaction
 from clawback.core.embeddings.chunks import fact_text
 from clawback.core.errors import ClawbackError
+from clawback.core.search.hybrid import ANSWER_FLOOR
 
 from tests.search_doubles import FixedNearest, small_index
 
@@ -47,6 +48,17 @@ def test_meaning_finds_fragments_and_facts_no_word_matches(db: sqlite_utils.Data
     assert [hit.entry_id for hit in block.details] == [1]  # Lisbon is below the floor
     assert [fact.text for fact in block.knowledge] == ["no cache layer in front of the API"]
     assert "caching tier" in block.text and "sunny" not in block.text
+
+
+def test_meaning_alone_and_unsure_recalls_nothing(db: sqlite_utils.Database) -> None:
+    # No word of the question is in the archive, and the nearest turn and fact are above the
+    # floor of any neighbour but below what an answer by meaning alone needs: search shows them
+    # as related; a prompt gets none of it.
+    unsure = near(db, {1: ANSWER_FLOOR - 0.05, -9: ANSWER_FLOOR - 0.05})
+    assert not recall(db, ASKED, cap=2000, nearest=unsure)
+    sure = near(db, {1: ANSWER_FLOOR + 0.05, -9: ANSWER_FLOOR + 0.05})
+    block = recall(db, ASKED, cap=2000, nearest=sure)
+    assert [hit.entry_id for hit in block.details] == [1] and len(block.knowledge) == 1
 
 
 def test_keyword_hits_stay_when_vectors_disagree(db: sqlite_utils.Database) -> None:

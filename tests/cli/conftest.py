@@ -14,7 +14,7 @@ from ..cli_runner import run_cli
 from ..helpers import cc_assistant, cc_user, wait_until, write_lines
 
 #: the one session the embedded homes hold; the last line is found by meaning alone
-#: ("which database caching approach did we choose"), with a real model
+#: ("which caching did we keep, the database one?"), with a real model
 SAID = [
     "tangerine protocol launch checklist",
     "we picked the tangerine protocol for the launch on Monday",

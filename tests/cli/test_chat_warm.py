@@ -31,7 +31,7 @@ QUESTIONS = [
     "orange citrus rollout",
 ]
 #: no word of it is in the decision it should recall: only a real model's meaning finds it
-BY_MEANING = "which database caching approach did we choose"
+BY_MEANING = "which caching did we keep, the database one?"
 DECISION = "We decided to drop the Redis cache layer"
 
 

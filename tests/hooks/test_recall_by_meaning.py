@@ -18,7 +18,7 @@ from .conftest import DECISION, event
 pytest.importorskip("onnxruntime", reason="recall by meaning needs the embeddings extra")
 
 #: no word of it is in the decision: only its meaning finds it
-BY_MEANING = "which database caching approach did we choose"
+BY_MEANING = "which caching did we keep, the database one?"
 
 
 @pytest.fixture

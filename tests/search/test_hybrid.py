@@ -8,8 +8,10 @@ import sqlite_utils
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.engine import SearchFilters, search
+from clawback.core.search.front import RELATED_ONLY, find
 from clawback.core.search.fusion import RANK_BONUS, Fused
 from clawback.core.search.hybrid import (
+    ANSWER_FLOOR,
     HYBRID_CEILING,
     PERSON_WEIGHT,
     SESSION_WEIGHT,
@@ -75,6 +77,24 @@ def test_a_keyword_hit_holding_a_little_of_a_question_is_not_an_answer(
     # Most of the question's words: an answer, though not every word is there.
     hits = search(db, "why did we drop the cache layer in march?").hits
     assert [h.entry_id for h in hits][:1] == [1]
+
+
+def test_meaning_alone_below_the_answer_floor_is_only_related(db: sqlite_utils.Database) -> None:
+    # No word of the question matches; the nearest turn clears the floor of any neighbour but
+    # not what an answer by meaning alone needs: shown, labelled related, and said so.
+    query = "which kubernetes ingress controller did we pick?"
+    unsure = FixedNearest(db, {2: ANSWER_FLOOR - 0.05, 4: ANSWER_FLOOR - 0.1})
+    for mode in ("semantic", "hybrid"):
+        found = find(db, query, mode=mode, nearest=unsure).results
+        assert [(h.entry_id, h.found_by) for h in found.hits] == [(2, "related"), (4, "related")]
+        assert found.note == RELATED_ONLY
+    sure = FixedNearest(db, {2: ANSWER_FLOOR + 0.05, 4: ANSWER_FLOOR - 0.1})
+    found = find(db, query, mode="hybrid", nearest=sure).results
+    assert {h.found_by for h in found.hits} == {"semantic"} and found.note is None
+    # Words found something: what meaning adds beside them is not judged alone.
+    beside = FixedNearest(db, {2: ANSWER_FLOOR - 0.05})
+    found = find(db, "why did we drop the cache layer?", mode="hybrid", nearest=beside).results
+    assert found.hits and "related" not in {h.found_by for h in found.hits}
 
 
 def test_nonsense_finds_nothing_in_any_mode(db: sqlite_utils.Database) -> None:

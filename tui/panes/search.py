@@ -73,7 +73,7 @@ def hit_row(hit: SearchHit) -> Content:
             source_label(hit.source),
             hit.role,
             local_time(hit.timestamp),
-            "by meaning" if hit.found_by == "semantic" else "",
+            {"semantic": "by meaning", "related": "related in meaning"}.get(hit.found_by, ""),
         )
         if part
     )
