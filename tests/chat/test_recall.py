@@ -289,9 +289,6 @@ def test_the_hooks_floor_lets_a_decision_through_with_its_proposal(
             cc_user(sid, "v1", "what should the recorder use?"),
             cc_assistant(sid, "v2", [{"type": "text", "text": "a dev server for the sound recorder: vite or webpack"}]),
             cc_user(sid, "v3", "ok, fine, let's do vite"),
-            # An archive holds everyday words: "pick" in no message at all would weigh as a
-            # word the archive never heard of (coverage.ABSENT_WEIGHT), which it is not.
-            cc_user(sid, "v4", "now pick a name for the release"),
         ],
     )  # fmt: skip
     home.ingest_all()
