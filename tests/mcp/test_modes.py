@@ -9,17 +9,20 @@ from clawback.core.embeddings.coverage import chunk_texts
 from clawback.core.errors import ClawbackError
 from clawback.core.home import Home
 from clawback.core.mcp.tools import MemoryTools, ToolInputError
+from clawback.core.search.front import RELATED_ONLY
+from clawback.core.search.hybrid import ANSWER_FLOOR
 
 
 class Nearest:
     """Every text turn of the demo archive, equally near."""
 
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: Home, similarity: float = 0.5) -> None:
         ids = [row[0] for row in home.db.execute("SELECT id FROM entries WHERE kind = 'text'")]
         self.rows = sorted(chunk_texts(home.db, ids).items())
+        self.similarity = similarity
 
     def nearest(self, query: str, limit: int) -> list[tuple[int, int, float]]:
-        return [(chunk, text_hash(text), 0.5) for chunk, text in self.rows[:limit]]
+        return [(chunk, text_hash(text), self.similarity) for chunk, text in self.rows[:limit]]
 
 
 def test_default_is_hybrid_with_a_vector_side_and_hits_say_who_found_them(demo_home: Home) -> None:
@@ -35,6 +38,13 @@ def test_semantic_mode_answers_a_query_no_word_matches(demo_home: Home) -> None:
     assert tools.search("zzqx", mode="keyword")["results"] == []
     hits = tools.search("zzqx", mode="semantic")["results"]
     assert hits and {h["found_by"] for h in hits} == {"semantic"}
+
+
+def test_meaning_alone_and_unsure_is_labelled_related_and_said_so(demo_home: Home) -> None:
+    tools = MemoryTools(demo_home.db, Nearest(demo_home, similarity=ANSWER_FLOOR - 0.05))
+    answer = tools.search("zzqx")
+    assert answer["results"] and {h["found_by"] for h in answer["results"]} == {"related"}
+    assert answer["note"].startswith(RELATED_ONLY)
 
 
 def test_a_bad_mode_is_one_sentence(demo_home: Home) -> None:
