@@ -70,6 +70,28 @@ async def test_a_pause_in_typing_brings_results_by_meaning(
         assert "(25% embedded so far)" in str(status.render())
 
 
+async def test_meaning_alone_and_unsure_says_so_first(
+    demo_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clawback.core.search import hybrid
+    from clawback.core.search.front import RELATED_ONLY
+    from clawback.tui.panes.search import hit_row
+
+    monkeypatch.setattr(hybrid, "QUERY_FLOOR", 0.0)
+    monkeypatch.setattr(hybrid, "HIT_FLOOR", 0.0)
+    monkeypatch.setattr(hybrid, "ANSWER_FLOOR", 1.01)  # no neighbour is sure enough
+    embed_demo(demo_home)
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await search_for(pilot, "zzqx plumbing ")
+        assert pane._hits and {hit.found_by for hit in pane._hits} == {"related"}
+        status = str(pane.query_one("#search-status", Static).render())
+        assert status.startswith(RELATED_ONLY) and "matches" not in status.removeprefix(
+            RELATED_ONLY
+        )
+        assert str(hit_row(pane._hits[0])).split("  ")[2].startswith("only related")
+
+
 async def test_prefixes_never_wait_for_meaning(demo_home: Home) -> None:
     embed_demo(demo_home)
     app = make_app(demo_home, watch=False)

@@ -67,13 +67,14 @@ def hit_row(hit: SearchHit) -> Content:
     title = " ".join((hit.session_title or hit.file).split())  # one line, whatever it holds
     if len(title) > TITLE_WIDTH:
         title = title[: TITLE_WIDTH - 1] + "…"
+    # How it was found comes first: a narrow pane cuts the end of the line.
     facts = " · ".join(
         part
         for part in (
+            {"semantic": "by meaning", "related": "only related"}.get(hit.found_by, ""),
             source_label(hit.source),
             hit.role,
             local_time(hit.timestamp),
-            {"semantic": "by meaning", "related": "related in meaning"}.get(hit.found_by, ""),
         )
         if part
     )
@@ -329,6 +330,12 @@ class SearchPane(Pane):
         if not results.hits:
             said = f": {results.note}" if results.note else ""
             return f"No results{said} · {results.seconds * 1000:.0f} ms"
+        if all(hit.found_by == "related" for hit in results.hits):
+            # What the words matched is not an answer: say so first, before it is cut.
+            return (
+                f"{results.note or 'only related'} · {len(results.hits):,} shown"
+                f" · {results.seconds * 1000:.0f} ms · Enter opens"
+            )
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
         mode = " · by words and meaning" if results.mode == "hybrid" else ""
         covered = self.store.embedded
