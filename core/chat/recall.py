@@ -389,12 +389,13 @@ def recall(
     """The recalled block for a turn whose last user messages are ``user_messages``.
 
     ``present_ids`` (message ids) and ``present_texts`` are what the prompt already carries;
-    hits among them are excluded, and so is every line of ``exclude_session`` (a session whose
-    own lines are already in the context). Ids and the session are left out by the search
-    itself, so they spend none of the ``limit * 2`` candidates: a turn's own message, indexed
-    before its prompt is assembled, must not cost the block a fragment that a dry run (which
-    indexes nothing) would show. An empty block (falsy) means nothing to add. With
-    ``nearest`` (embeddings), fragments and facts close in meaning join the keyword hits.
+    hits among them are excluded, as is a past turn saying just what a user message says, and
+    every line of ``exclude_session`` (a session whose own lines are already in the context).
+    Ids and the session are left out by the search itself, so they spend none of the
+    ``limit * 2`` candidates: a turn's own message, indexed before its prompt is assembled,
+    must not cost the block a fragment that a dry run (which indexes nothing) would show. An
+    empty block (falsy) means nothing to add. With ``nearest`` (embeddings), fragments and
+    facts close in meaning join the keyword hits.
 
     ``min_coverage`` is the relevance floor for what only the words found: a fragment or fact
     must hold at least that share of the query's words, each weighted by its rarity (search's
@@ -408,6 +409,9 @@ def recall(
         return RecallBlock(query=query, cap=cap)
     ids = {i for i in present_ids if i}
     texts = [_normal(text) for text in present_texts if text.strip()]
+    # The messages being answered are in the prompt too: the same words said before (a question
+    # asked again, its first asking indexed by the hooks) are nothing to recall.
+    repeated = {_normal(strip_recalled(text)) for text in user_messages}
     details: list[RecallHit] = []
     seen: set[str] = set()
     present = SearchFilters(exclude_session=exclude_session, exclude_uuids=tuple(sorted(ids)))
@@ -417,7 +421,7 @@ def recall(
     )  # fmt: skip
     for hit in found:
         body = _normal(strip_recalled(hit.text))
-        if not body or body in seen or any(body in text for text in texts):
+        if not body or body in seen or body in repeated or any(body in t for t in texts):
             continue
         seen.add(body)
         details.append(replace(hit, text=fragment(hit.text, terms)))

@@ -331,3 +331,19 @@ def test_what_the_prompt_holds_takes_none_of_the_candidates(home: Home, cc_root:
     ):
         assert len(block.details) == 2
         assert all(h.source == "claude-code" and "item" in h.text for h in block.details)
+
+
+def test_a_question_asked_before_is_not_recalled_as_its_own_answer(
+    home: Home, cc_root: Path
+) -> None:
+    """The hooks index every prompt: asked again, a question's first asking matched it best
+    and filled the block; it says nothing the prompt does not."""
+    sid = "66666666-2222-4333-8444-555555555555"
+    question = "Which dev server did we pick for the sound recorder?"
+    write_lines(cc_root / "proj" / f"{sid}.jsonl", [
+        cc_user(sid, "w1", question),
+        cc_assistant(sid, "w2", [{"type": "text", "text": "the sound recorder's dev server: vite"}]),
+    ])  # fmt: skip
+    home.ingest_all()
+    block = recall(home.db, [f"  {question.lower()} "], cap=2000)
+    assert [h.text for h in block.details] == ["the sound recorder's dev server: vite"]
