@@ -201,7 +201,7 @@ def search_archive(
     above the floor: nothing at all. A vector side that cannot answer leaves the keyword hits:
     recall is a bonus, never a failure.
 
-    ``min_coverage``: of those hits, the ones found by words must hold that share of one
+    ``min_coverage``: of those hits, the ones found by words alone must hold that share of one
     question's words, as search measured it (``SearchHit.held``: a reply found through the turn
     it replies to holds half of that turn's); a hit found otherwise (by meaning, or as what the
     person asked in the time a question names: "what did we do yesterday?" holds no word to
@@ -226,7 +226,12 @@ def search_archive(
         for hit in found:
             if hit.found_by == "related":
                 continue  # meaning alone, not sure enough to be an answer: not for a prompt
-            share = 1.0 if hit.held is None else hit.held  # search's own measure of the words
+            # Search's own measure of the words, for what the words alone found: what meaning
+            # found too passes as what meaning alone found does (a reply found by both holds
+            # half its proposal's words, and was dropped where meaning alone would have kept it).
+            share = 1.0
+            if hit.held is not None and hit.found_by not in ("semantic", "both"):
+                share = hit.held
             held[hit.entry_id] = max(share, held.get(hit.entry_id, 0.0))
             scored[hit.entry_id] = max(hit.score, scored.get(hit.entry_id, 0.0))
         if nearest is not None:

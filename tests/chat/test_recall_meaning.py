@@ -73,3 +73,20 @@ def test_a_failing_vector_side_changes_nothing(db: sqlite_utils.Database) -> Non
 
     plain = recall(db, ["postgres backups"], cap=2000)
     assert recall(db, ["postgres backups"], cap=2000, nearest=Broken()).text == plain.text
+
+
+def test_the_floor_for_words_lets_through_what_meaning_found_too() -> None:
+    """The reply holds none of the question's words: the words find it through the proposal,
+    at half its share, under the hooks' floor; meaning finds it as well, and what meaning finds
+    passes, whether the words found it too or not."""
+    db = small_index(
+        [
+            {"role": "assistant", "text": "for the sound recorder's dev server: vite or webpack"},
+            {"role": "user", "text": "ok, fine, let's do vite"},
+        ]
+    )
+    asked = ["which dev server did we pick for the sound recorder?"]
+    by_words = recall(db, asked, cap=2000, min_coverage=0.45)
+    assert [hit.entry_id for hit in by_words.details] == [1]  # the reply holds too little
+    both = recall(db, asked, cap=2000, min_coverage=0.45, nearest=near(db, {2: 0.6, 1: 0.55}))
+    assert sorted(hit.entry_id for hit in both.details) == [1, 2]
