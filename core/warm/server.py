@@ -10,7 +10,8 @@ the chunks nearest a query (:mod:`.nearest`), over a socket in the hooks folder
 It starts on demand and never lingers: the first client that finds none starts one apart (and
 does its own work meanwhile); only one runs per home (a ``flock``); it exits after
 ``hooks.warm_minutes`` without a question, when asked to (``hooks uninstall``), when its socket
-is taken away, or when the home loses its vectors. It only reads. This module is the transport
+is taken away, when the home loses its vectors, or when clawback is reinstalled under it (the
+next client starts one running the new code). It only reads. This module is the transport
 and the lifecycle; what the process answers is given to :func:`serve`.
 """
 
@@ -191,12 +192,17 @@ def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
             server.listen(8)
             os.replace(staging, path)
             server.settimeout(idle_s)
+            code = code_stamp()
             while True:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
                     return f"idle for {idle_s:.0f} s"
                 with conn:
+                    if code_stamp() != code:
+                        # Closed unanswered: the client does the work itself, and the next one
+                        # starts a warm process running the code now installed.
+                        return "clawback was reinstalled"
                     if not _answer_one(conn, answer):
                         return "asked to stop"
                 if not path.exists():
@@ -208,6 +214,18 @@ def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
             for name in (staging, path):
                 with contextlib.suppress(FileNotFoundError):
                     name.unlink()
+
+
+def code_stamp() -> tuple[int, int] | None:
+    """What tells the installed clawback from the one this process started with: this
+    module's file, which an upgrade (or any reinstall) replaces. Without it, the warm process
+    would answer every prompt and search with the old code for up to ``hooks.warm_minutes``
+    after ``pip install -U clawback``, and a newer client could ask it what it does not know."""
+    try:
+        st = os.stat(__file__)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
 
 
 def _answer_one(conn: socket.socket, answer: Any) -> bool:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from clawback.core.paths import Paths
 from clawback.core.warm.server import ask, running, serve, should_start, socket_path, stop
 
@@ -92,3 +93,19 @@ def test_a_server_is_started_at_most_once_a_minute(tmp_path: Path) -> None:
     old = time.time() - 61
     os.utime(marker, (old, old))
     assert should_start(paths)
+
+
+def test_a_reinstalled_clawback_is_not_answered_by_the_old_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clawback.core.warm import server
+
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    installed = [(1, 1)]
+    monkeypatch.setattr(server, "code_stamp", lambda: installed[0])
+    thread, ended = start(paths, lambda r: {"text": "old code", "detail": ""}, idle_s=60)
+    assert ask(paths, {"prompt": "x"}, 2.0) == {"text": "old code", "detail": ""}
+    installed[0] = (2, 2)  # pip install -U clawback replaced the files
+    assert ask(paths, {"prompt": "x"}, 2.0) is None  # the client does the work itself
+    thread.join(10)
+    assert ended == ["clawback was reinstalled"] and not running(paths)
