@@ -136,7 +136,7 @@ def favour_person(db: Queryable, fused: list[Fused]) -> list[Fused]:
     Why: in a conversation with Claude the assistant proposes and the person decides ("ok,
     let's do vite", "put it in handleGeminiSessionEnd", "skip 5, 7, 8"). The proposals hold the
     question's words and sit near its meaning, so they outrank the short turn that settled it.
-    Measured on the question set (224 questions, docs/embeddings.md): 37 of its 42 questions
+    Measured on the question sets tuned on (224 questions, README): 37 of their 42 questions
     naming a decision are answered by the person; six more found in the first 10, none lost;
     weights 0.3-0.5 alike, 0.1-0.2 half of it."""
     ids = [item.id for item in fused]
