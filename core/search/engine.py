@@ -332,6 +332,8 @@ def _vector_search(
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
             score = min(1.0, item.score / (ceiling(plan) if mode == "hybrid" else 1.0))
+            if related and item.vector is not None:
+                score = item.vector  # its similarity: a related list's best is not worth a 1
             hit = _hit(row, score, highlight if item.id in matches else [])
             found_by = "related" if related else item.found_by
             results.hits.append(replace(hit, found_by=found_by, held=held.get(item.id)))

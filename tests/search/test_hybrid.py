@@ -88,6 +88,10 @@ def test_meaning_alone_below_the_answer_floor_is_only_related(db: sqlite_utils.D
         found = find(db, query, mode=mode, nearest=unsure).results
         assert [(h.entry_id, h.found_by) for h in found.hits] == [(2, "related"), (4, "related")]
         assert found.note == RELATED_ONLY
+        # Scored by their similarity: the best of a related list is not shown as a sure hit.
+        assert [h.score for h in found.hits] == pytest.approx(
+            [ANSWER_FLOOR - 0.05, ANSWER_FLOOR - 0.1]
+        )
     sure = FixedNearest(db, {2: ANSWER_FLOOR + 0.05, 4: ANSWER_FLOOR - 0.1})
     found = find(db, query, mode="hybrid", nearest=sure).results
     assert {h.found_by for h in found.hits} == {"semantic"} and found.note is None
