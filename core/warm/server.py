@@ -201,7 +201,10 @@ def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
                 with conn:
                     if code_stamp() != code:
                         # Closed unanswered: the client does the work itself, and the next one
-                        # starts a warm process running the code now installed.
+                        # starts a warm process running the code now installed (at once: this
+                        # one's start does not count against RESTART_AFTER_S).
+                        with contextlib.suppress(OSError):
+                            (paths.hooks / STARTED_NAME).unlink()
                         return "clawback was reinstalled"
                     if not _answer_one(conn, answer):
                         return "asked to stop"

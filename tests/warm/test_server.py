@@ -101,6 +101,7 @@ def test_a_reinstalled_clawback_is_not_answered_by_the_old_process(
     from clawback.core.warm import server
 
     paths = Paths.resolve(tmp_path / "h").ensure()
+    assert should_start(paths)  # marks a start, as the client that started it did
     installed = [(1, 1)]
     monkeypatch.setattr(server, "code_stamp", lambda: installed[0])
     thread, ended = start(paths, lambda r: {"text": "old code", "detail": ""}, idle_s=60)
@@ -109,3 +110,4 @@ def test_a_reinstalled_clawback_is_not_answered_by_the_old_process(
     assert ask(paths, {"prompt": "x"}, 2.0) is None  # the client does the work itself
     thread.join(10)
     assert ended == ["clawback was reinstalled"] and not running(paths)
+    assert should_start(paths)  # the next client starts the new code at once
