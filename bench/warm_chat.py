@@ -24,7 +24,6 @@ Every turn is a new session, so the index grows by two short lines a turn (the f
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -42,8 +41,7 @@ from warm_search import (
     CLAWBACK,
     ENV,
     QUERIES,
-    corpus_home,
-    shared_home,
+    bench_home,
     stop_warm,
     warm_up,
 )
@@ -88,15 +86,7 @@ def warm_peak_mb(home: Path) -> float | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mb", type=float, help="the generated corpus of this size instead")
-    parser.add_argument("--rounds", type=int, default=5, help="runs of each query and row")
-    parser.add_argument("--starts", type=int, default=3, help="runs with no warm process")
-    parser.add_argument("--work", type=Path, help="keep the home here and reuse it")
-    args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="clawback-warm-chat-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    home = corpus_home(work, args.mb) if args.mb else shared_home(work)
+    args, work, home = bench_home(__doc__.split("\n")[0], rounds=5)
     paths = Paths.resolve(home)
     try:
         compile_clawback()

@@ -99,16 +99,23 @@ def warm_up(paths: Paths, argv: list[str], env: dict[str, str] | None = None) ->
     wait_for_warm(paths)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def bench_home(description: str, rounds: int) -> tuple[argparse.Namespace, Path, Path]:
+    """The options both warm benches take (``--mb``, ``--rounds``, ``--starts``, ``--work``),
+    and the work folder and home they ask for, made or reused."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--mb", type=float, help="the generated corpus of this size instead")
-    parser.add_argument("--rounds", type=int, default=10, help="runs of each query and row")
+    parser.add_argument("--rounds", type=int, default=rounds, help="runs of each query and row")
     parser.add_argument("--starts", type=int, default=3, help="runs with no warm process")
     parser.add_argument("--work", type=Path, help="keep the home here and reuse it")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="clawback-warm-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     home = corpus_home(work, args.mb) if args.mb else shared_home(work)
+    return args, work, home
+
+
+def main() -> None:
+    args, work, home = bench_home(__doc__.split("\n")[0], rounds=10)
     paths = Paths.resolve(home)
     try:
         compile_clawback()
