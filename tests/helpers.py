@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,6 +116,22 @@ async def run_turn(
             on_event(event)
     assert turn.outcome is not None
     return turn.outcome
+
+
+def kill_at(proc: subprocess.Popen[Any], home: Path, entries: int, poll: float) -> bool:
+    """SIGKILL the ingest ``proc`` once the index in ``home`` holds ``entries`` (checked every
+    ``poll`` seconds, for at most a minute), then wait for it; whether it was killed (a run that
+    finished first was not)."""
+    deadline = time.monotonic() + 60
+    killed = False
+    while proc.poll() is None and time.monotonic() < deadline:
+        if entries_so_far(home) >= entries:
+            os.kill(proc.pid, signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(poll)
+    proc.wait(timeout=60)
+    return killed
 
 
 def entries_so_far(home: Path) -> int:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from corpus import generate
 
 from tests.cli_runner import CLAWBACK
-from tests.helpers import entries_so_far
+from tests.helpers import kill_at
 
 pytestmark = pytest.mark.slow
 
@@ -101,14 +99,7 @@ def test_kill_minus_nine_at_any_point_then_rerun_equals_a_clean_run(
     kills = 0
     for threshold in (1, 4000, 12000, 30000):
         proc = start_ingest(home, corpus)
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:
-            if entries_so_far(home) >= threshold:
-                os.kill(proc.pid, signal.SIGKILL)
-                kills += 1
-                break
-            time.sleep(0.005)
-        proc.wait(timeout=60)
+        kills += kill_at(proc, home, threshold, poll=0.005)
         # Killed anywhere, each copy holds exactly what the index committed of its file.
         conn = sqlite3.connect(home / "clawback.db")
         try:

@@ -10,12 +10,9 @@ and that a run killed between groups leaves every session consistent with its en
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +22,7 @@ from clawback.core.home import Home
 from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Source
 
-from tests.helpers import cc_user, entries_so_far, write_lines
+from tests.helpers import cc_user, kill_at, write_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from many_files import PARENT, one_session
@@ -152,14 +149,7 @@ def test_killed_between_groups_sessions_match_their_entries_then_a_clean_run(
     kills = 0
     for threshold in (1, 500, 1100):
         proc = subprocess.Popen([sys.executable, "-c", _INGEST, str(home), str(folder)])
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and time.monotonic() < deadline:
-            if entries_so_far(home) >= threshold:
-                os.kill(proc.pid, signal.SIGKILL)
-                kills += 1
-                break
-            time.sleep(0.002)
-        proc.wait(timeout=60)
+        kills += kill_at(proc, home, threshold, poll=0.002)
         # What the next run starts with (after repairing any file left half-read): every
         # session's columns already agree with the entries the index holds.
         killed = Home.open(home)
