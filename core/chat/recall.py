@@ -219,12 +219,12 @@ def search_archive(
     facts: dict[int | str | None, Fact] = {}
     for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
-        found = find(
+        results = find(
             db, question.text, filters, limit=limit,
             nearest=nearest, meaning=meaning if nearest is not None else None,
-        ).results.hits  # fmt: skip
-        for hit in found:
-            if hit.found_by == "related":
+        ).results  # fmt: skip
+        for hit in results.hits:
+            if hit.related:
                 continue  # meaning alone, not sure enough to be an answer: not for a prompt
             # Search's own measure of the words, for what the words alone found: what meaning
             # found too passes as what meaning alone found does (a reply found by both holds
@@ -238,7 +238,7 @@ def search_archive(
             # The question's vector is cached: asking again costs only the product.
             with contextlib.suppress(ClawbackError):
                 close = above_floor(nearest.nearest(meaning, NEAREST))
-                if not any(hit.found_by != "related" for hit in found):
+                if not results.hits or results.related_only:
                     # Nothing found that answers: a fact needs what an answer by meaning needs.
                     close = [item for item in close if item[2] >= ANSWER_FLOOR]
                 for fact in _close_facts(db, close):

@@ -47,6 +47,9 @@ CANDIDATES = 100  # each side of a hybrid search brings this many to the fusion
 NEAREST_POOL = 200  # nearest chunks read before filters and stale vectors thin them out
 
 
+RELATED = "related"  # a hit's found_by when meaning alone found it, below hybrid.ANSWER_FLOOR
+
+
 @dataclass
 class SearchHit:
     entry_id: int
@@ -73,6 +76,11 @@ class SearchHit:
     # every hit holds).
     held: float | None = None
 
+    @property
+    def related(self) -> bool:
+        """Found by meaning alone and not sure enough to be an answer: shown, never recalled."""
+        return self.found_by == RELATED
+
     def to_json(self, mark: tuple[str, str] = ("<mark>", "</mark>")) -> dict[str, Any]:
         data = asdict(self)
         data["snippet"] = self.snippet.replace(MARK_START, mark[0]).replace(MARK_END, mark[1])
@@ -90,6 +98,11 @@ class SearchResults:
     mode: str = "keyword"  # the mode that ran (hybrid falls back to keyword, see ``note``)
     note: str | None = None  # one line for the person when the asked-for mode could not run
     window: DateWindow | None = None  # the time a question naming only a time asked about
+
+    @property
+    def related_only(self) -> bool:
+        """Hits, and none of them an answer: every one only related in meaning."""
+        return bool(self.hits) and all(hit.related for hit in self.hits)
 
 
 class NearestChunks(Protocol):
@@ -335,7 +348,7 @@ def _vector_search(
             if related and item.vector is not None:
                 score = item.vector  # its similarity: a related list's best is not worth a 1
             hit = _hit(row, score, highlight if item.id in matches else [])
-            found_by = "related" if related else item.found_by
+            found_by = RELATED if related else item.found_by
             results.hits.append(replace(hit, found_by=found_by, held=held.get(item.id)))
     return results
 

@@ -134,6 +134,6 @@ def find(
         found.facts = search_facts(db, query, filters or SearchFilters(), cap)
     if found.empty and query.strip() and not results.note:
         results.note = NOTHING
-    elif results.hits and all(hit.found_by == "related" for hit in results.hits):
+    elif results.related_only:
         results.note = results.note or RELATED_ONLY
     return found

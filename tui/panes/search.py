@@ -330,7 +330,7 @@ class SearchPane(Pane):
         if not results.hits:
             said = f": {results.note}" if results.note else ""
             return f"No results{said} · {results.seconds * 1000:.0f} ms"
-        if all(hit.found_by == "related" for hit in results.hits):
+        if results.related_only:
             # What the words matched is not an answer: say so first, before it is cut.
             return (
                 f"{results.note or 'only related'} · {len(results.hits):,} shown"
