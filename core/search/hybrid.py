@@ -8,7 +8,7 @@ can be reused for other text after a re-ingest), and applies the optional recenc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -116,17 +116,12 @@ def favour_sessions(db: Queryable, fused: list[Fused]) -> list[Fused]:
     heaviest = max(mass.values(), default=0.0)
     if heaviest <= 0:
         return fused
-    order = {item.id: index for index, item in enumerate(fused)}
-    boosted = [
-        replace(
-            item,
-            score=item.score
-            + SESSION_WEIGHT * mass.get(session.get(item.id) or "", 0.0) / heaviest,
-        )
-        for item in fused
-    ]
-    boosted.sort(key=lambda item: (-item.score, order[item.id]))
-    return boosted
+    return _rescored(
+        fused,
+        lambda item: (
+            item.score + SESSION_WEIGHT * mass.get(session.get(item.id) or "", 0.0) / heaviest
+        ),
+    )
 
 
 def favour_person(db: Queryable, fused: list[Fused]) -> list[Fused]:
@@ -147,13 +142,7 @@ def favour_person(db: Queryable, fused: list[Fused]) -> list[Fused]:
         " AND role = 'user' AND kind = 'text'"
     )
     person = {row[0] for row in db.execute(sql, ids)}
-    order = {item.id: index for index, item in enumerate(fused)}
-    boosted = [
-        replace(item, score=item.score + PERSON_WEIGHT) if item.id in person else item
-        for item in fused
-    ]
-    boosted.sort(key=lambda item: (-item.score, order[item.id]))
-    return boosted
+    return _rescored(fused, lambda item: item.score + PERSON_WEIGHT * (item.id in person))
 
 
 def ceiling(plan: QueryPlan) -> float:
@@ -174,13 +163,18 @@ def timestamps(db: Queryable, fused: list[Fused]) -> dict[int, str | None]:
 def boost_recent(fused: list[Fused], stamps: dict[int, str | None]) -> list[Fused]:
     """Scores times ``1 + 0.25 * 2^(-age / 90 days)``; undated hits (memory files) unchanged."""
     now = datetime.now(UTC)
-    boosted = []
-    for item in fused:
-        age = _age_days(stamps.get(item.id), now)
-        boosted.append(replace(item, score=item.score * recency_factor(age)))
+    return _rescored(
+        fused, lambda item: item.score * recency_factor(_age_days(stamps.get(item.id), now))
+    )
+
+
+def _rescored(fused: list[Fused], score: Callable[[Fused], float]) -> list[Fused]:
+    """``fused`` with each hit's score replaced by ``score(hit)``, best first (ties keep their
+    order)."""
     order = {item.id: index for index, item in enumerate(fused)}
-    boosted.sort(key=lambda item: (-item.score, order[item.id]))
-    return boosted
+    rescored = [replace(item, score=score(item)) for item in fused]
+    rescored.sort(key=lambda item: (-item.score, order[item.id]))
+    return rescored
 
 
 def _age_days(ts: str | None, now: datetime) -> float | None:
