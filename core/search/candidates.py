@@ -21,7 +21,7 @@ from typing import Any
 
 from clawback.core.db import Queryable
 from clawback.core.search.coverage import coverage
-from clawback.core.search.filters import SearchFilters
+from clawback.core.search.filters import NOT_MARKUP, SearchFilters
 from clawback.core.search.plan import QueryPlan
 from clawback.core.search.prefixes import expand_prefixes
 from clawback.core.search.query import score_from_rank
@@ -119,10 +119,9 @@ def _candidates(
 
 
 # The person's next text turn after an assistant text turn, in the same file and thread; ``e``
-# is the reply (so the filters' SQL applies to it) and ``a`` the turn it replies to. A turn in
-# markup is not the person's words: a slash command they ran ("<command-name>/exit"), its
-# output, or text Claude Code injected.
-_REPLIES = """
+# is the reply (so the filters' SQL applies to it) and ``a`` the turn it replies to. A slash
+# command they ran next is not a reply (NOT_MARKUP).
+_REPLIES = f"""
 SELECT a.id, e.id FROM entries a
 JOIN entries e ON e.id = (
     SELECT n.id FROM entries n
@@ -132,8 +131,8 @@ JOIN entries e ON e.id = (
     ORDER BY n.line, n.id LIMIT 1)
 JOIN files f ON f.id = e.file_id
 LEFT JOIN sessions s ON s.id = e.session_id
-WHERE a.id IN ({ids}) AND a.role = 'assistant' AND a.kind = 'text' AND e.role = 'user'
-  AND e.text NOT LIKE '<%'{where}
+WHERE a.id IN ({{ids}}) AND a.role = 'assistant' AND a.kind = 'text' AND e.role = 'user'
+  AND {NOT_MARKUP}{{where}}
 """
 
 

@@ -13,6 +13,9 @@ from clawback.core.timeutil import date_bounds, format_ts, parse_ts
 CONVERSATIONAL = (
     "e.kind IN ('text', 'compaction') AND (e.conversational = 1 OR f.source = 'memory')"
 )
+# Text the person wrote, not a wrapper Claude Code writes into their turn: a slash command they
+# ran (``<command-name>/exit``), its output (``<local-command-stdout>``).
+NOT_MARKUP = "e.text NOT LIKE '<%'"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from clawback.core.db import Queryable
 from clawback.core.search.dates import DateWindow
-from clawback.core.search.filters import SearchFilters
+from clawback.core.search.filters import NOT_MARKUP, SearchFilters
 
 SUBSTANTIVE = 400  # characters: a prompt this long says what the session was about
 
@@ -44,7 +44,7 @@ def asked_in(db: Queryable, window: DateWindow, filters: SearchFilters) -> list[
         clauses.append("e.role = 'user'")
     if filters.kind == "all":
         clauses.append("e.kind = 'text'")
-    clauses += ["e.conversational = 1", "e.sidechain = 0", "e.text NOT LIKE '<%'"]
+    clauses += ["e.conversational = 1", "e.sidechain = 0", NOT_MARKUP]
     sql = _ASKED.format(substantive=SUBSTANTIVE, where=" AND ".join(clauses))
     best: dict[str, tuple[int, str, int]] = {}  # session -> (entry, its time, its weight)
     last: dict[str, str] = {}
