@@ -300,6 +300,7 @@ def _vector_search(
         boost_recent,
         by_window,
         ceiling,
+        discount_narration,
         favour_person,
         favour_sessions,
         once_each,
@@ -327,6 +328,8 @@ def _vector_search(
     fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
     fused = once_each(db, fused)
     if mode == "hybrid":
+        if plan.natural:
+            fused = discount_narration(db, fused)
         fused = favour_sessions(db, fused)
         if plan.asks_decision:
             fused = favour_person(db, fused)

@@ -13,8 +13,11 @@ from clawback.core.search.fusion import RANK_BONUS, Fused
 from clawback.core.search.hybrid import (
     ANSWER_FLOOR,
     HYBRID_CEILING,
+    NARRATION_FACTOR,
+    NARRATION_LENGTH,
     PERSON_WEIGHT,
     SESSION_WEIGHT,
+    discount_narration,
     favour_person,
     favour_sessions,
 )
@@ -265,3 +268,32 @@ def test_a_question_about_a_decision_is_answered_by_the_persons_turn() -> None:
 
     assert order("which bundler did we pick for the sound recorder?")[:3] == [2, 1, 3]
     assert order("which bundler suits the sound recorder?")[:3] == [1, 3, 2]
+
+
+def test_the_assistant_narrating_its_next_step_does_not_answer_a_question() -> None:
+    db = small_index(
+        [
+            {"role": "user", "text": "please add a github action that runs the tests and the linter"},
+            {"role": "assistant", "text": "All tests pass. Let me run the linter:"},
+            {"role": "assistant", "kind": "thinking", "text": "the lint task is in mise"},
+            {"role": "assistant", "kind": "tool_use", "text": "Bash\ncommand: mise run lint"},
+            {"role": "assistant", "text": "The linter and the tests now run on every push."},
+            {"role": "assistant", "text": "Let me run the linter again, " + "x" * NARRATION_LENGTH},
+            {"role": "assistant", "kind": "tool_use", "text": "Bash\ncommand: mise run lint"},
+            {"role": "assistant", "text": "Running the linter:"},
+        ]
+    )  # fmt: skip
+    fused = [Fused(2, 0.9), Fused(6, 0.85), Fused(1, 0.8), Fused(5, 0.7), Fused(8, 0.6)]
+    assert [(item.id, item.score) for item in discount_narration(db, fused)] == pytest.approx(
+        [(6, 0.85), (1, 0.8), (5, 0.7), (2, 0.9 * NARRATION_FACTOR), (8, 0.6)]
+    )  # 2 only: 6 is longer, 8 is not followed by a tool call, 1 is the person's, 5 is no step
+    assert discount_narration(db, []) == []
+    # Through search: a question ranks the narration below the turn that says what was done;
+    # the same words typed as keywords keep the plain fusion's order.
+    nearest = FixedNearest(db, {2: 0.7, 5: 0.68, 1: 0.4})
+
+    def order(query: str) -> list[int]:
+        return [h.entry_id for h in search(db, query, mode="hybrid", nearest=nearest).hits]
+
+    assert order("when did the linter start running on every push?")[:2] == [5, 2]
+    assert order("linter")[:2] == [2, 5]
