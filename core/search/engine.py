@@ -61,6 +61,8 @@ class SearchHit:
     kind: str
     timestamp: str | None
     snippet: str  # matches wrapped in MARK_START / MARK_END
+    # 0..1, in the list's order; when the words found nothing, its similarity in meaning
+    # (never above the hit before it: fusion.similarity_shown)
     score: float
     file: str  # file key, relative to its source root
     path: str
@@ -292,7 +294,7 @@ def _vector_search(
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
-    from clawback.core.search.fusion import first_page, fuse
+    from clawback.core.search.fusion import first_page, fuse, similarity_shown
     from clawback.core.search.hybrid import (
         ANSWER_FLOOR,
         above_floor,
@@ -340,17 +342,17 @@ def _vector_search(
         if plan.window is not None:
             fused = by_window(fused, stamps, plan.window)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
-    page = first_page(fused, strict, ranked_keyword)[offset : offset + limit]
+    ordered = first_page(fused, strict, ranked_keyword)[: offset + limit]
+    # Found by meaning alone (the words found nothing): each hit shows its similarity.
+    similar = {} if keyword else similarity_shown(ordered)
     matches = {item.id: item.match for item in keyword}
     held = {item.id: item.held for item in keyword}
     highlight = list(plan.highlight)
-    for item in page:
+    for item in ordered[offset:]:
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
             score = min(1.0, item.score / (ceiling(plan) if mode == "hybrid" else 1.0))
-            if related and item.vector is not None:
-                score = item.vector  # its similarity: a related list's best is not worth a 1
-            hit = _hit(row, score, highlight if item.id in matches else [])
+            hit = _hit(row, similar.get(item.id, score), highlight if item.id in matches else [])
             found_by = RELATED if related else item.found_by
             results.hits.append(replace(hit, found_by=found_by, held=held.get(item.id)))
     return results

@@ -13,6 +13,7 @@ from clawback.core.search.fusion import (
     fuse_weighted,
     min_max,
     recency_factor,
+    similarity_shown,
 )
 
 
@@ -90,6 +91,14 @@ def test_first_page_keeps_the_keyword_sides_best_loose_hit() -> None:
 def test_first_page_leaves_a_page_that_already_holds_them() -> None:
     fused = fuse_weighted([(1, 0.9), (2, 0.1)], [(3, 0.9)])
     assert first_page(fused, [(1, 0.9), (2, 0.1)], [(1, 0.9), (2, 0.1)], page=10) == fused
+
+
+def test_a_list_found_by_meaning_alone_shows_similarities_in_its_own_order() -> None:
+    # Re-scoring (a session's weight, narration) put a 0.7-similar turn below a 0.6 one: it
+    # shows 0.6, never more than the hit above it, so sorting by score keeps the order.
+    ordered = [Fused(1, 0.9, vector=0.6), Fused(2, 0.8, vector=0.7), Fused(3, 0.1, vector=0.5)]
+    assert similarity_shown(ordered) == pytest.approx({1: 0.6, 2: 0.6, 3: 0.5})
+    assert similarity_shown([Fused(4, 0.5, keyword=0.5)]) == {}
 
 
 def test_recency_boost_is_gentle_and_never_below_one() -> None:

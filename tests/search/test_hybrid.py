@@ -45,10 +45,16 @@ def test_semantic_finds_what_keywords_cannot(db: sqlite_utils.Database) -> None:
     # Entry 3 is below the floor of similarity: not a result.
     assert [h.entry_id for h in results.hits] == [2, 1]
     assert {h.found_by for h in results.hits} == {"semantic"}
-    # Only the vector side found anything, so its min-max score is the whole score, shown
-    # within 0..1 (divided by the most a hybrid hit can reach; these turns have no session).
-    shown = [1.0 / HYBRID_CEILING, 0.0]
-    assert [h.score for h in results.hits] == pytest.approx(shown)
+    # The words found nothing, so each hit shows its similarity: how sure meaning is, not its
+    # place in a list normalised to 0..1 (where the best of weak neighbours would show as sure
+    # as a perfect match). Semantic mode shows the same.
+    assert [h.score for h in results.hits] == pytest.approx([0.9, 0.7])
+    semantic = search(db, "throw away the memo store", mode="semantic", nearest=nearest).hits
+    assert [(h.entry_id, h.score) for h in semantic] == pytest.approx([(2, 0.9), (1, 0.7)])
+    weak = FixedNearest(db, {2: 0.48, 1: 0.46})
+    assert [h.score for h in search(db, "memo store", mode="hybrid", nearest=weak).hits] == (
+        pytest.approx([0.48, 0.46])
+    )
     counted = search(db, "throw away the memo store", mode="hybrid", nearest=nearest, count=True)
     assert counted.total == 2  # no keyword match, but never fewer than shown
 
@@ -191,7 +197,8 @@ def test_recency_boost_favours_new_without_dropping_old(db: sqlite_utils.Databas
     boosted = search(db, "x", mode="semantic", nearest=nearest, recency=True).hits
     assert [h.entry_id for h in plain] == [1, 4]  # a tie keeps the vector side's order
     assert [h.entry_id for h in boosted] == [4, 1]
-    assert all(h.score >= 1.0 for h in boosted)
+    # Found by meaning alone, each still shows its similarity: recency orders, it is no match.
+    assert [h.score for h in boosted] == pytest.approx([0.9, 0.9])
 
 
 def test_no_vector_side_means_keywords(db: sqlite_utils.Database) -> None:
