@@ -28,7 +28,7 @@ from clawback.core.search.engine import (
     SearchFilters,
     SearchResults,
 )
-from clawback.core.search.front import NOTHING, find
+from clawback.core.search.front import find, says_nothing, why_nothing
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
 
@@ -101,7 +101,7 @@ def search_command(
     results = find(
         conn, query, filters, limit=limit, mode=mode, nearest=nearest, recency=recency
     ).results
-    if why or (results.note and results.note != NOTHING):
+    if why or (results.note and not says_nothing(results.note)):
         note(why or results.note or "")
     try:
         _show(query, results, as_json, warm=getattr(nearest, "warm", False))
@@ -119,7 +119,7 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
         print_json([hit.to_json() for hit in results.hits])
         return
     if not results.hits:
-        click.echo(f"No matches for {query!r}: {NOTHING}.", err=True)
+        click.echo(f"No matches for {query!r}: {why_nothing(results)}.", err=True)
         return
     style = click.style
     for hit in results.hits:
@@ -135,8 +135,7 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
         click.echo(f"    {_render_snippet(hit.snippet)}")
     count = len(results.hits)
     if results.window is not None:  # a question naming only a time: say how it was read
-        first, last = results.window.days()
-        span = first if first == last else f"{first} to {last}"
+        span = results.window.described()
         click.secho(f"what you asked {span}, a session each, newest first", err=True, dim=True)
     click.secho(
         f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"

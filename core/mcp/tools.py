@@ -20,7 +20,7 @@ from clawback.core.mcp.refs import FactRef, ToolInputError, entry_ref
 from clawback.core.records import KIND_FILTERS, Source
 from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, SearchHit
 from clawback.core.search.facts import FactHit
-from clawback.core.search.front import NOTHING, find
+from clawback.core.search.front import find, says_nothing, why_nothing
 from clawback.core.search.query import build_match, terms
 from clawback.core.timeutil import date_bounds
 
@@ -104,9 +104,11 @@ class MemoryTools:
         hits, texts = self._answers(ranked)
         answer["results"] = hits
         answers.fit_snippets(answer, hits, texts, terms(query))
+        said = found.results.note
         if not hits:
             answer["note"] = (
-                f"No matches: {NOTHING}. Try other words, a prefix (word*), or no filters."
+                f"No matches: {why_nothing(found.results)}. Try other words, a prefix (word*),"
+                " or no filters."
             )
         elif len(hits) == limit:
             answer["note"] = (
@@ -115,7 +117,7 @@ class MemoryTools:
             )
         else:
             answer["note"] = "Snippets are cut: memory_get(ref) returns a whole message."
-        fallback = found.results.note if found.results.note != NOTHING else None
+        fallback = said if not says_nothing(said) else None
         if fallback:
             answer["note"] = f"{fallback}. {answer['note']}"
         return answer

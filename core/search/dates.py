@@ -63,6 +63,11 @@ class DateWindow:
         last = date.fromisoformat(self.until[:10]) - timedelta(days=1)
         return self.since[:10], last.isoformat()
 
+    def described(self) -> str:
+        """The days as a person reads them: ``2026-05-03`` or ``2026-05-01 to 2026-05-31``."""
+        first, last = self.days()
+        return first if first == last else f"{first} to {last}"
+
 
 def date_window(query: str, today: date | None = None) -> DateWindow | None:
     """The time the query names, or ``None``: the earliest match in the text wins."""

@@ -32,6 +32,7 @@ from clawback.core.search.plan import plan_query
 from clawback.core.text.cjk import has_cjk
 
 NOTHING = "nothing in the archive matches this, by words or by meaning"
+NOTHING_THEN = "nothing in the archive was said then"  # a question naming only a time
 RELATED_ONLY = "nothing in the archive matches this closely; these are only related in meaning"
 MIN_PREFIX = 3  # shorter prefixes match too much of a large archive to answer while typing
 MIN_CJK = 2  # but two CJK characters are a word (世界), and the index has them as one bigram
@@ -55,6 +56,18 @@ class Found:
         order = {id(item): index for index, item in enumerate(mixed)}
         mixed.sort(key=lambda item: (-item.score, order[id(item)]))
         return mixed[:limit]
+
+
+def says_nothing(note: str | None) -> bool:
+    """Whether ``note`` is the one :func:`find` gives a search that found nothing (not a note
+    about how it ran, such as a keyword fallback): clients show it as the reason."""
+    return note is not None and (note == NOTHING or note.startswith(NOTHING_THEN))
+
+
+def why_nothing(results: SearchResults) -> str:
+    """What to tell someone whose search found nothing: :data:`NOTHING`, or for a question naming
+    only a time, the days it was read as."""
+    return results.note if says_nothing(results.note) and results.note else NOTHING
 
 
 def default_mode(nearest: NearestChunks | None) -> str:
@@ -115,8 +128,9 @@ def find(
     ``facts``: knowledge facts that match join the list (at most a quarter of ``limit``
     unless the archive found none); ``archive`` ``False`` searches the facts alone.
     ``meaning``: what the vector side reads, when it is not the query (recall reads the recent
-    messages). A result with nothing carries :data:`NOTHING` as its note, one with only related
-    hits :data:`RELATED_ONLY`.
+    messages). A result with nothing carries :data:`NOTHING` as its note (:data:`NOTHING_THEN`
+    and the days for a question naming only a time), one with only related hits
+    :data:`RELATED_ONLY`.
     """
     mode = mode or default_mode(nearest)
     if typing:
@@ -133,7 +147,9 @@ def find(
         cap = max(1, limit // FACT_SHARE) if results.hits else limit
         found.facts = search_facts(db, query, filters or SearchFilters(), cap)
     if found.empty and query.strip() and not results.note:
-        results.note = NOTHING
+        # A question naming only a time found no session then: say which days were read.
+        then = results.window
+        results.note = f"{NOTHING_THEN} ({then.described()})" if then is not None else NOTHING
     elif results.related_only:
         results.note = results.note or RELATED_ONLY
     return found

@@ -36,3 +36,10 @@ def test_what_happened_on_a_day(tmp_path: Path) -> None:
 
     hits = json.loads(run_cli("search", "2026-05-04", "--json", home=home).stdout)
     assert [(h["session_id"], h["found_by"]) for h in hits] == [("b", "date"), ("a", "date")]
+
+    # A day nobody said anything: which day was read, said once.
+    empty = run_cli("search", "what happened on May 6, 2026?", home=home)
+    assert empty.returncode == 0 and empty.stdout == ""
+    said = "No matches for 'what happened on May 6, 2026?': nothing in the archive was said then"
+    assert f"{said} (2026-05-06)." in empty.stderr
+    assert empty.stderr.count("nothing in the archive") == 1

@@ -162,6 +162,15 @@ def test_neighbours_never_come_from_another_session(home: Home, cc_root: Path) -
     ]
 
 
+def test_nothing_found_says_why(tools: MemoryTools) -> None:
+    assert tools.search("xyzzyplugh")["note"].startswith(
+        "No matches: nothing in the archive matches this, by words or by meaning."
+    )
+    then = tools.search("what did we do on 1999-01-02?")
+    assert then["results"] == []
+    assert then["note"].startswith("No matches: nothing in the archive was said then (1999-01-02).")
+
+
 @pytest.mark.parametrize(
     "query", ["***", "-sqlite", '"', "AND OR NOT", "NEAR(a b)", "日本語", "sear*", "a'b", "x\x00y",
               "text:foo", "^start", "🙂"],

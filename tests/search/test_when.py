@@ -11,7 +11,14 @@ import pytest
 import sqlite_utils
 from clawback.core.db import write_transaction
 from clawback.core.search.engine import SearchFilters
-from clawback.core.search.front import NOTHING, as_you_type, find
+from clawback.core.search.front import (
+    NOTHING,
+    NOTHING_THEN,
+    as_you_type,
+    find,
+    says_nothing,
+    why_nothing,
+)
 from clawback.core.search.plan import plan_query
 
 from tests.search_doubles import small_index
@@ -140,7 +147,15 @@ def test_limits_and_filters_apply(db: sqlite_utils.Database) -> None:
     assert [hit.role for hit in replies.results.hits] == ["assistant"]
 
 
-def test_a_time_with_nothing_said_says_so(db: sqlite_utils.Database) -> None:
-    assert find(db, "what did we do in March?", today=TODAY).results.note == NOTHING
+def test_a_time_with_nothing_said_says_so_and_which_days_it_read(
+    db: sqlite_utils.Database,
+) -> None:
+    march = find(db, "what did we do in March?", today=TODAY).results
+    assert march.note == "nothing in the archive was said then (2026-03-01 to 2026-03-31)"
+    assert says_nothing(march.note) and why_nothing(march) == march.note
     apart = find(db, "last week", SearchFilters(since="2026-05-12"), today=TODAY)
-    assert apart.empty and apart.results.note == NOTHING
+    assert apart.empty and apart.results.note == f"{NOTHING_THEN} (2026-05-04 to 2026-05-10)"
+    # Anything else that finds nothing says the plain sentence.
+    plain = find(db, "xyzzyplugh", today=TODAY).results
+    assert plain.note == NOTHING and why_nothing(plain) == NOTHING
+    assert not says_nothing("semantic search unavailable; showing keyword results")
