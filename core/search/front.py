@@ -67,7 +67,8 @@ def says_nothing(note: str | None) -> bool:
 def why_nothing(results: SearchResults) -> str:
     """What to tell someone whose search found nothing: :data:`NOTHING`, or for a question naming
     only a time, the days it was read as."""
-    return results.note if says_nothing(results.note) and results.note else NOTHING
+    note = results.note
+    return note if note and says_nothing(note) else NOTHING
 
 
 def default_mode(nearest: NearestChunks | None) -> str:
