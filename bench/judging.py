@@ -11,15 +11,16 @@ reason. Only ``yes`` counts, in ``bench/questions.py``'s judged table.
     .venv/bin/python bench/judging.py pool --work /tmp/qbench --out /tmp/pool
     .venv/bin/python bench/judging.py merge --work /tmp/qbench /tmp/pool
 
-``pool``: for every question whose first 10 hybrid hits hold neither its labelled answer nor a
-message judged ``yes``, those of the 10 that nobody judged for it yet, in random order, each
-with the turn before it, beside the labelled answer; a file per :data:`PART` questions
+``pool``: for every question and every ranker (hybrid, semantic, keyword and the BM25-OR
+baseline, or ``--modes``) whose first 10 hold neither its labelled answer nor a message judged
+``yes``, those of the 10 that nobody judged for it yet, each once, in random order, each with
+the turn before it, beside the labelled answer; files of about :data:`PART_MESSAGES` messages
 (``part-N.md``) and ``key.json``. It prints counts only, so whoever runs it reads none of the
 blind questions. Each part goes to two judges, each briefed with ``bench/judging.md`` and
 writing ``part-N.first.tsv`` or ``part-N.second.tsv``. ``merge`` adds their verdicts to
-``judged.tsv`` and prints how often they agreed. Only hybrid's hits are pooled, so only hybrid
-is shown counting them; a change that brings up a message nobody judged gets no credit for it
-until a new pool is judged.
+``judged.tsv`` and prints how often they agreed. A ranker is shown counting judged answers only
+once every one of its first 10 were judged for the questions it missed; a change that brings up
+a message nobody judged gets no credit for it until a new pool is judged.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import hashlib
 import json
 import random
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from clawback.core.db import Queryable
@@ -37,8 +38,9 @@ from clawback.core.home import Home
 
 HERE = Path(__file__).parent
 JUDGED = HERE / "judged.tsv"
-PART = 15  # questions a judge reads in one file
+PART_MESSAGES = 150  # about what a judge reads in one file
 DEPTH = 10
+RANKERS = ("hybrid", "semantic", "keyword", "bm25-or")
 CONTEXT_CHARS = 400
 TEXT_CHARS = 2500
 _MESSAGES = "SELECT id, text FROM entries"  # a hit can be any entry (a compaction summary)
@@ -84,47 +86,57 @@ def read_judged(home: Home) -> dict[str, set[int]]:
     return judged
 
 
-def pool(work: Path, out: Path) -> None:
-    """Writes what is left to judge under ``out`` (see the module's docstring)."""
-    from clawback.core.search.engine import search
-    from questions import load_questions  # imports this module: loaded when pooling only
+def pool(work: Path, out: Path, modes: Sequence[str]) -> None:
+    """Writes what is left to judge under ``out`` for the rankers ``modes`` (see the module's
+    docstring)."""
+    from questions import bm25_or, load_questions, mode_ranker  # they import this module
     from shared_archive import embed_all, open_shared
 
     home = open_shared(work)
     index, _, _ = embed_all(home, work / "home" / "embeddings.db", 1, quiet=True)
+    rankers = [bm25_or(home) if mode == "bm25-or" else mode_ranker(home, index, mode)
+               for mode in modes]  # fmt: skip
     verdicts, judged = read_verdicts(), read_judged(home)
     texts = dict(home.db.execute(_MESSAGES).fetchall())
     shuffle = random.Random(9).shuffle
     parts: list[list[str]] = [[]]
     key: dict[str, dict[str, str]] = {}
-    asked = 0
+    in_part = asked = 0
     for cases in load_questions(home).values():
         for case in cases:
             answers = case.answers | judged.get(case.query, set())
-            hits = search(home.db, case.query, mode="hybrid", nearest=index, limit=DEPTH).hits
-            ids = [hit.entry_id for hit in hits]
-            fresh = [i for i in ids if (case.query, message_hash(texts[i])) not in verdicts]
-            if answers & set(ids) or not fresh:
+            fresh: dict[str, int] = {}  # each message once, whichever ranker brought it
+            for rank in rankers:
+                ids = rank(case.query)[:DEPTH]
+                if not answers & set(ids):
+                    for entry in ids:
+                        digest = message_hash(texts[entry])
+                        if (case.query, digest) not in verdicts:
+                            fresh.setdefault(digest, entry)
+            if not fresh:
                 continue
-            if len(parts[-1]) == PART:
+            if in_part >= PART_MESSAGES:
                 parts.append([])
+                in_part = 0
             asked += 1
+            in_part += len(fresh)
             qid = f"Q{asked}"
             text = [f"\n\n## {qid}: {case.query}\n\n### Known answer\n\n"
                     f"{_turn(home.db, min(case.answers), texts)}\n"]  # fmt: skip
-            shuffle(fresh)
-            for j, entry in enumerate(fresh, 1):
+            entries = list(fresh.items())
+            shuffle(entries)
+            for j, (digest, entry) in enumerate(entries, 1):
                 cid = f"{qid}-c{j}"
-                key[cid] = {"question": case.query, "message": message_hash(texts[entry])}
+                key[cid] = {"question": case.query, "message": digest}
                 text.append(f"\n### Candidate {cid}\n\n{_turn(home.db, entry, texts)}\n")
             parts[-1].append("".join(text))
     out.mkdir(parents=True, exist_ok=True)
-    written = [p for p in parts if p]
+    written = [part for part in parts if part]
     for n, part in enumerate(written, 1):
         (out / f"part-{n}.md").write_text("".join(part), encoding="utf-8")
     (out / "key.json").write_text(json.dumps(key, indent=0), encoding="utf-8")
-    print(f"{sum(map(len, written))} questions, {len(key)} messages to judge, in "
-          f"{len(written)} parts under {out} (brief: {HERE / 'judging.md'})")  # fmt: skip
+    print(f"{asked} questions, {len(key)} messages to judge, in {len(written)} parts under "
+          f"{out} (brief: {HERE / 'judging.md'})")  # fmt: skip
 
 
 def _turn(db: Queryable, entry: int, texts: dict[int, str]) -> str:
@@ -183,9 +195,10 @@ def main() -> None:
     parser.add_argument("folder", type=Path, nargs="?", help="merge: the pool's folder")
     parser.add_argument("--work", type=Path, default=Path("/tmp/qbench"))
     parser.add_argument("--out", type=Path, help="pool: where to write it")
+    parser.add_argument("--modes", default=",".join(RANKERS), help="pool: whose first 10")
     args = parser.parse_args()
     if args.step == "pool":
-        pool(args.work, args.out or Path("/tmp/clawback-pool"))
+        pool(args.work, args.out or Path("/tmp/clawback-pool"), args.modes.split(","))
     elif args.folder is None:
         sys.exit("merge needs the pool's folder")
     else:
