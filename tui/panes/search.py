@@ -339,7 +339,7 @@ class SearchPane(Pane):
         total = f"{results.total:,}{'+' if results.total_capped else ''}"
         mode = " · by words and meaning" if results.mode == "hybrid" else ""
         if mode and all(hit.found_by == "semantic" for hit in results.hits):
-            mode = " · by meaning alone, no words matched"
+            mode = " · by meaning alone"  # no word matched
         covered = self.store.embedded
         if mode and covered is not None and covered.ratio < 1:
             mode += f" ({100 * covered.ratio:.0f}% embedded so far)"
