@@ -9,7 +9,7 @@ text, so a copy in another file counts alike and a re-ingest keeps it) and the f
 reason. Only ``yes`` counts, in ``bench/questions.py``'s judged table.
 
     .venv/bin/python bench/judging.py pool --work /tmp/qbench --out /tmp/pool
-    .venv/bin/python bench/judging.py merge --work /tmp/qbench /tmp/pool
+    .venv/bin/python bench/judging.py merge /tmp/pool
 
 ``pool``: for every question and every ranker (hybrid, semantic, keyword and the BM25-OR
 baseline, or ``--modes``) whose first 10 hold neither its labelled answer nor a message judged
