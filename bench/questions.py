@@ -124,22 +124,17 @@ def read_cases(home: Home, name: str) -> list[Case]:
         if not line.strip():
             continue
         question, file_key, anchor = line.split("\t")
-        rows = holders(home, anchor)
+        rows = home.db.execute(
+            "SELECT e.id, f.file_key FROM entries e JOIN files f ON f.id = e.file_id"
+            " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
+            (anchor,),
+        ).fetchall()
         if not any(file_key in key for _, key in rows):
             sys.exit(f"{name}:{number}: {anchor!r} is not in a file matching {file_key!r}")
         if len(rows) > MAX_ANSWERS:
             sys.exit(f"{name}:{number}: {anchor!r} is in {len(rows)} messages")
         cases.append(Case(question, {entry_id for entry_id, _ in rows}))
     return cases
-
-
-def holders(home: Home, anchor: str) -> list[tuple[int, str]]:
-    """``(entry id, file key)`` of every user or assistant text message holding ``anchor``."""
-    return home.db.execute(
-        "SELECT e.id, f.file_key FROM entries e JOIN files f ON f.id = e.file_id"
-        " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
-        (anchor,),
-    ).fetchall()
 
 
 def load_questions(home: Home) -> dict[str, list[Case]]:
