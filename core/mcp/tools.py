@@ -104,7 +104,6 @@ class MemoryTools:
         hits, texts = self._answers(ranked)
         answer["results"] = hits
         answers.fit_snippets(answer, hits, texts, terms(query))
-        said = found.results.note
         if not hits:
             answer["note"] = (
                 f"No matches: {why_nothing(found.results)}. Try other words, a prefix (word*),"
@@ -117,8 +116,8 @@ class MemoryTools:
             )
         else:
             answer["note"] = "Snippets are cut: memory_get(ref) returns a whole message."
-        fallback = said if not says_nothing(said) else None
-        if fallback:
+        fallback = found.results.note  # how it ran: a keyword fallback, only related hits
+        if fallback and not says_nothing(fallback):
             answer["note"] = f"{fallback}. {answer['note']}"
         return answer
 
