@@ -335,15 +335,18 @@ def main() -> None:
         rankers["hyb-rrf"] = fused_ranker(home, index, "rrf")
         rankers["hyb-minmax"] = fused_ranker(home, index, "minmax")
         tuned = [case for name in TUNED for case in sets[name]]
+        blind = [case for name in BLIND for case in sets[name]]
         for name in TUNED:
             table(f"questions, {name}", rankers, sets[name])
         table("questions, dev + held-out + fresh (the sets tuned on)", rankers, tuned)
         for name in BLIND:
             table(f"questions, {name} (never tuned on)", rankers, sets[name])
-        table("questions, all", rankers, [case for cases in sets.values() for case in cases])
+        table("questions, blind, all three", rankers, blind)
+        table("questions, all", rankers, tuned + blind)
         judged = read_judged(home)
         pooled = {name: rankers[name] for name in RANKERS}  # those whose first 10 were judged
         groups = {"tuned on": tuned} | {name: sets[name] for name in BLIND}
+        groups |= {"blind, all three": blind, "all": tuned + blind}
         for title, cases in groups.items():
             widened = [Case(c.query, c.answers | judged.get(c.query, set())) for c in cases]
             table(f"questions, {title}, counting the messages judged to answer", pooled, widened)
