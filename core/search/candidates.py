@@ -28,7 +28,7 @@ from clawback.core.search.query import score_from_rank
 
 FEW = 5  # a strict expression finding fewer than this also gets the loose one's hits
 LOOSE_CONVERSATIONAL = True
-LOOSE_FLOOR = 0.25  # calibrated on the question set's dev half and nonsense queries (README)
+LOOSE_FLOOR = 0.25  # calibrated on the dev questions and nonsense (docs/search-quality.md)
 REPLIES_OF = 20  # a question's first this many hits bring the person's reply along ...
 REPLY_SHARE = 0.5  # ... counting for this share of the hit it replies to
 _SHORT_PREFIX = re.compile(r"^\s*\S{1,3}\*\s*$")

@@ -91,7 +91,7 @@ def _weights(db: Queryable, words: Sequence[str]) -> dict[str, tuple[float, str]
     # not sink every answer: it weighs ABSENT_WEIGHT times the rarest word of the query that is
     # there (1 when none is), so "cache layer" finds "cache" where no message says "layer", and
     # nonsense with one real word in it ("knitting a wool scarf pattern") still holds too
-    # little. Calibrated on the nonsense queries of the README (1 and 2 let two of them through).
+    # little. Calibrated on bench/questions.py's nonsense queries (1 and 2 let two of them through).
     # Measured and left at 3 (session 8): 5 cut the real questions about things the archive
     # never held that still get keyword hits from 19 of 76 to 7 (bench/unanswerable.tsv), but
     # lost 3 of the 114 blind questions in hybrid (people paraphrase with words the archive

@@ -20,12 +20,12 @@ from clawback.core.search.dates import DateWindow
 from clawback.core.search.fusion import RANK_BONUS, Fused, recency_factor
 from clawback.core.search.plan import QueryPlan
 
-# The honest floor, calibrated with all-MiniLM-L6-v2 on the question set's dev half, the
-# paraphrases and nonsense queries (see the README): every real question's nearest message was
-# at least 0.45 similar, 59 of 61 paraphrases' 0.33, and nonsense stayed at 0.30 or below
-# ("zzzz" reached 0.36: messages about sleeping). A query whose nearest neighbour is below
-# QUERY_FLOOR is about nothing in the archive: the vector side brings no results. Otherwise
-# neighbours from HIT_FLOOR up count (a right answer can sit at 0.3 when its words differ).
+# The honest floor, calibrated with all-MiniLM-L6-v2 on the question set's dev half, the paraphrases
+# and nonsense queries (docs/search-quality.md): every real question's nearest message was at least
+# 0.45 similar, 59 of 61 paraphrases' 0.33, and nonsense stayed at 0.30 or below ("zzzz" reached
+# 0.36: messages about sleeping). A query whose nearest neighbour is below QUERY_FLOOR is about
+# nothing in the archive: the vector side brings no results. Otherwise neighbours from HIT_FLOOR up
+# count (a right answer can sit at 0.3 when its words differ).
 QUERY_FLOOR = 0.33
 HIT_FLOOR = 0.25
 # Meaning alone (the words found nothing) answers only from this similarity; below it, what the
@@ -130,12 +130,12 @@ def favour_person(db: Queryable, fused: list[Fused]) -> list[Fused]:
     """The person's own text turns plus :data:`PERSON_WEIGHT`, for a question about what was
     decided (:attr:`~.plan.QueryPlan.asks_decision`).
 
-    Why: in a conversation with Claude the assistant proposes and the person decides ("ok,
-    let's do vite", "put it in handleGeminiSessionEnd", "skip 5, 7, 8"). The proposals hold the
-    question's words and sit near its meaning, so they outrank the short turn that settled it.
-    Measured on the question sets tuned on (224 questions, README): 37 of their 42 questions
-    naming a decision are answered by the person; six more found in the first 10, none lost;
-    weights 0.3-0.5 alike, 0.1-0.2 half of it."""
+    Why: in a conversation with Claude the assistant proposes and the person decides ("ok, let's do
+    vite", "put it in handleGeminiSessionEnd", "skip 5, 7, 8"). The proposals hold the question's
+    words and sit near its meaning, so they outrank the short turn that settled it. Measured on the
+    question sets tuned on (224 questions, docs/search-quality.md): 37 of their 42 questions naming
+    a decision are answered by the person; six more found in the first 10, none lost; weights
+    0.3-0.5 alike, 0.1-0.2 half of it."""
     ids = [item.id for item in fused]
     if not ids:
         return fused
