@@ -22,29 +22,50 @@ from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
 
 TITLE_WIDTH = 200
 
-_REFRESH = """
+# The entries a later file of a session repeats from an earlier one (the session as ``:session``):
+# Claude Code writes a session's lines again into a second file (a resumed session carrying its
+# history; the same project folder kept under two names), and without this the transcript showed
+# every such message twice and the session counted it twice. A copy has the same uuid, thread
+# (main or sub-agent) and text: fixtures reuse short uuids for other lines, which are not copies.
+# The earliest file keeps the line. One pass over the session's small columns finds the uuids in
+# more than one file; only those entries' texts are compared, whatever the number of files (CROSS
+# JOIN keeps the session's entries the outer loop: driven by the twins, SQLite read the whole
+# session again for each of them).
+REPEATED = """
+SELECT c.id FROM entries c
+CROSS JOIN (SELECT uuid, block, piece, sidechain, min(file_id) AS first FROM entries
+      WHERE session_id = :session AND uuid IS NOT NULL
+      GROUP BY uuid, block, piece, sidechain HAVING count(DISTINCT file_id) > 1) t
+  ON c.uuid = t.uuid AND c.block = t.block AND c.piece = t.piece
+  AND c.sidechain = t.sidechain AND c.file_id > t.first
+JOIN entries o
+  ON o.file_id = t.first AND o.uuid = t.uuid AND o.block = t.block AND o.piece = t.piece
+  AND o.sidechain = t.sidechain
+WHERE c.session_id = :session AND c.text = o.text"""
+
+_REFRESH = f"""
 UPDATE sessions SET
     message_count = (
         -- Main-thread messages; a session known only from sub-agent files (its own file is
         -- empty or gone) counts those instead of showing 0.
         SELECT CASE WHEN sum(sidechain = 0) > 0 THEN sum(sidechain = 0) ELSE count(*) END
         FROM (
-            SELECT DISTINCT file_id, line, sidechain FROM entries
-            WHERE session_id = :id AND conversational = 1
-              AND role IN ('user', 'assistant'))),
-    entry_count = (SELECT count(*) FROM entries WHERE session_id = :id),
+            SELECT DISTINCT file_id, line, sidechain FROM entries e
+            WHERE session_id = :session AND conversational = 1
+              AND role IN ('user', 'assistant') AND e.id NOT IN ({REPEATED}))),
+    entry_count = (SELECT count(*) FROM entries WHERE session_id = :session),
     started_at = coalesce(
-        (SELECT min(ts) FROM entries WHERE session_id = :id), started_at),
+        (SELECT min(ts) FROM entries WHERE session_id = :session), started_at),
     updated_at = coalesce(
-        (SELECT max(ts) FROM entries WHERE session_id = :id), updated_at),
+        (SELECT max(ts) FROM entries WHERE session_id = :session), updated_at),
     -- A file can hold several sessions (a resumed or forked one, a fixture) while naming only
     -- its first: any present file with an entry of the session counts.
     source_missing = NOT EXISTS (
-        SELECT 1 FROM files WHERE session_id = :id AND missing = 0)
+        SELECT 1 FROM files WHERE session_id = :session AND missing = 0)
       AND NOT EXISTS (
         SELECT 1 FROM entries e JOIN files f ON f.id = e.file_id
-        WHERE e.session_id = :id AND f.missing = 0)
-WHERE id = :id
+        WHERE e.session_id = :session AND f.missing = 0)
+WHERE id = :session
 """
 
 _PROMPTS = """
@@ -105,7 +126,7 @@ def first_prompt(conn: Any, session_id: str) -> str | None:
 
 
 def refresh_session(conn: Any, session_id: str) -> None:
-    conn.execute(_REFRESH, {"id": session_id})
+    conn.execute(_REFRESH, {"session": session_id})
     row = conn.execute(
         "SELECT custom_title, source_title, summary_title FROM sessions WHERE id = ?",
         (session_id,),

@@ -11,6 +11,7 @@ from bisect import bisect_left
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from clawback.core.archive.catalog import REPEATED
 from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError
 
@@ -265,9 +266,9 @@ def session_messages(
     after_entry: int = 0,
     limit: int | None = None,
 ) -> list[Message]:
-    """A session's entries in transcript order, pieces of long blocks joined back together."""
-    clauses = ["e.session_id = ?", "e.id > ?"]
-    params: list[Any] = [session_id, after_entry]
+    """A session's entries in transcript order, pieces of long blocks joined back together;
+    a line a second file of the session repeats, once (:data:`~.catalog.REPEATED`)."""
+    clauses = ["e.session_id = :session", "e.id > :after", f"e.id NOT IN ({REPEATED})"]
     if conversational_only:
         clauses.append("e.conversational = 1")
     if not sidechains:
@@ -280,8 +281,8 @@ def session_messages(
             JOIN files f ON f.id = e.file_id
             GROUP BY e.file_id, e.line, e.block
             ORDER BY coalesce(e.ts, ''), e.file_id, e.line, e.block
-            LIMIT ?""",
-        [*params, -1 if limit is None else limit],
+            LIMIT :limit""",
+        {"session": session_id, "after": after_entry, "limit": -1 if limit is None else limit},
     ).fetchall()
     return [
         Message(

@@ -163,6 +163,29 @@ def test_sessions_sharing_a_file_are_not_shown_as_deleted(home: Home, cc_root: P
     assert all(s.source_missing for s in list_sessions(home.db))
 
 
+def test_a_line_a_second_file_repeats_shows_once(home: Home, cc_root: Path) -> None:
+    """A session's lines written again into a second file (the same transcript kept under two
+    project folders, a resumed session carrying its history) showed every message twice in the
+    transcript and doubled its count; a line repeated with other text (fixtures reuse short
+    uuids) is not a copy and stays."""
+    first = [cc_user("s1", "u1", "first romeo", ts="2026-11-20T10:00:00.000Z"),
+             cc_user("s1", "u2", "second sierra", ts="2026-11-20T10:01:00.000Z")]  # fmt: skip
+    write_lines(cc_root / "p" / "s1.jsonl", first)
+    ingest(home, cc_root)
+    write_lines(cc_root / "copy" / "sub" / "s1.jsonl", [*first,
+                cc_user("s1", "u3", "third tango", ts="2026-11-20T10:02:00.000Z"),
+                cc_user("s1", "u1", "not a copy uniform", ts="2026-11-20T10:03:00.000Z")])  # fmt: skip
+    ingest(home, cc_root)
+    assert home.db.execute("SELECT count(DISTINCT file_id) FROM entries").fetchone()[0] == 2
+    shown = session_messages(home.db, "s1")
+    assert [m.text for m in shown] == [
+        "first romeo", "second sierra", "third tango", "not a copy uniform",
+    ]  # fmt: skip
+    assert resolve_session(home.db, "s1").message_count == 4
+    tail = session_messages(home.db, "s1", after_entry=shown[1].entry_id)  # what the view adds
+    assert [m.text for m in tail] == ["third tango", "not a copy uniform"]
+
+
 def test_bad_lines_are_skipped_counted_and_the_rest_kept(home: Home, cc_root: Path) -> None:
     home.config.archive.max_line_mb = 1
     path = cc_root / "p" / "s1.jsonl"
