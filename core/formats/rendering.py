@@ -41,6 +41,19 @@ def one_line(text: str, width: int = DISPLAY_WIDTH) -> str:
     return head if len(head) <= width else head[: width - 1] + "…"
 
 
+# Tools whose every call restates a whole state: Claude Code's todo list is written out in full
+# at each step, so a session holds a dozen near-identical ``TodoWrite`` calls, versions of one
+# list rather than different things said.
+RESTATING_TOOLS = frozenset({"TodoWrite"})
+
+
+def restated_tool(text: str) -> str | None:
+    """The tool's name when ``text`` (a tool call as :func:`describe_tool_call` writes it) is a
+    call of one of :data:`RESTATING_TOOLS`, else ``None``."""
+    name = text.split("\n", 1)[0]
+    return name if name in RESTATING_TOOLS else None
+
+
 def describe_tool_call(name: Any, arguments: Any) -> tuple[str, str]:
     """Return ``(display, text)`` for a tool call.
 

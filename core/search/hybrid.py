@@ -16,6 +16,7 @@ from typing import Any
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import entry_of, text_hash
 from clawback.core.embeddings.coverage import chunk_texts
+from clawback.core.formats.rendering import restated_tool
 from clawback.core.search.dates import DateWindow
 from clawback.core.search.fusion import RANK_BONUS, Fused, recency_factor
 from clawback.core.search.plan import QueryPlan
@@ -79,13 +80,23 @@ def once_each(db: Queryable, fused: list[Fused]) -> list[Fused]:
     session carries its history into a new file; the same transcript copied twice) would show
     twice and push other answers off the first page. Measured: 11% of the first 10 slots of the
     question set's dev half were such copies; showing each once found two more of its 66
-    questions and four more of the 61 paraphrases (docs/embeddings.md)."""
+    questions and four more of the 61 paraphrases (docs/embeddings.md).
+
+    A todo list restated at every step (:data:`~clawback.core.formats.rendering.RESTATING_TOOLS`)
+    counts as one message per session: "tar tests coverage" showed six versions of one
+    session's list among its first twelve hits."""
     ids = [item.id for item in fused]
     if not ids:
         return fused
-    sql = f"SELECT id, role, kind, text FROM entries WHERE id IN ({', '.join('?' * len(ids))})"
-    said = {entry_id: (role, kind, text) for entry_id, role, kind, text in db.execute(sql, ids)}
-    seen: set[tuple[str, str, str]] = set()
+    sql = (
+        "SELECT id, role, kind, text, session_id FROM entries"
+        f" WHERE id IN ({', '.join('?' * len(ids))})"
+    )
+    said: dict[int, tuple[str | None, ...]] = {}
+    for entry_id, role, kind, text, session in db.execute(sql, ids):
+        tool = restated_tool(text) if kind == "tool_use" else None
+        said[entry_id] = (role, kind, text) if tool is None else (tool, session)
+    seen: set[tuple[str | None, ...]] = set()
     kept = []
     for item in fused:
         message = said.get(item.id)

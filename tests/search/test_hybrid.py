@@ -304,3 +304,23 @@ def test_the_assistant_narrating_its_next_step_does_not_answer_a_question() -> N
 
     assert order("when did the linter start running on every push?")[:2] == [5, 2]
     assert order("linter")[:2] == [2, 5]
+
+
+def test_a_todo_list_restated_at_every_step_shows_once_per_session() -> None:
+    todo = "TodoWrite\ntodos: content: add tar support status: {}"
+    db = small_index(
+        [
+            {"role": "assistant", "kind": "tool_use", "session_id": "s1", "text": text}
+            for text in (todo.format("pending"), todo.format("in_progress"))
+        ]
+        + [{"role": "assistant", "kind": "tool_use", "session_id": "s2", "text": todo.format("")}]
+        + [
+            {"role": "assistant", "kind": "tool_use", "session_id": "s1", "text": text}
+            for text in ("Bash\ncommand: make tar support", "Bash\ncommand: make tar support -j4")
+        ]
+    )
+    hits = search(db, "tar support", mode="hybrid", nearest=FixedNearest(db, {})).hits
+    ids = {hit.entry_id for hit in hits}
+    # One version of each session's list; two different commands are two things said.
+    assert len(ids & {1, 2}) == 1 and {3, 4, 5} <= ids and len(ids) == 4
+    assert len(search(db, "tar support", mode="keyword").hits) == 5  # keywords list every match
