@@ -22,15 +22,17 @@ from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
 
 TITLE_WIDTH = 200
 
-# The entries a later file of a session repeats from an earlier one (the session as ``:session``):
-# Claude Code writes a session's lines again into a second file (a resumed session carrying its
-# history; the same project folder kept under two names), and without this the transcript showed
-# every such message twice and the session counted it twice. A copy has the same uuid, thread
-# (main or sub-agent) and text: fixtures reuse short uuids for other lines, which are not copies.
-# The earliest file keeps the line. One pass over the session's small columns finds the uuids in
-# more than one file; only those entries' texts are compared, whatever the number of files (CROSS
-# JOIN keeps the session's entries the outer loop: driven by the twins, SQLite read the whole
-# session again for each of them).
+# The entries a later file of a session repeats from an earlier one (the session as
+# ``:session``): Claude Code writes a session's lines again into a second file (a resumed session
+# carrying its history), the same project folder kept under two names holds every line twice,
+# and without this the transcript showed such messages twice and the session counted them twice.
+# A copy is the same line, thread (main or sub-agent) and text, the earliest file keeping it; the
+# line is known by its uuid (fixtures reuse short uuids for other lines, which are not copies),
+# or, in formats without one (pi's older sessions), by its timestamp, role and kind.
+# With uuids, one pass over the session's small columns finds those in more than one file and
+# only their texts are compared, whatever the number of files (CROSS JOIN keeps the session's
+# entries the outer loop: driven by the twins, SQLite read the whole session again for each).
+# Without, each line looks for an earlier twin among the session's entries of its timestamp.
 REPEATED = """
 SELECT c.id FROM entries c
 CROSS JOIN (SELECT uuid, block, piece, sidechain, min(file_id) AS first FROM entries
@@ -41,7 +43,14 @@ CROSS JOIN (SELECT uuid, block, piece, sidechain, min(file_id) AS first FROM ent
 JOIN entries o
   ON o.file_id = t.first AND o.uuid = t.uuid AND o.block = t.block AND o.piece = t.piece
   AND o.sidechain = t.sidechain
-WHERE c.session_id = :session AND c.text = o.text"""
+WHERE c.session_id = :session AND c.text = o.text
+UNION ALL
+SELECT c.id FROM entries c
+WHERE c.session_id = :session AND c.uuid IS NULL AND c.ts IS NOT NULL AND EXISTS (
+    SELECT 1 FROM entries o
+    WHERE o.session_id = :session AND o.ts = c.ts AND o.file_id < c.file_id
+      AND o.uuid IS NULL AND o.role = c.role AND o.kind = c.kind AND o.block = c.block
+      AND o.piece = c.piece AND o.sidechain = c.sidechain AND o.text = c.text)"""
 
 _REFRESH = f"""
 UPDATE sessions SET

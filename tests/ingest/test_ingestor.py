@@ -186,6 +186,24 @@ def test_a_line_a_second_file_repeats_shows_once(home: Home, cc_root: Path) -> N
     assert [m.text for m in tail] == ["third tango", "not a copy uniform"]
 
 
+def test_a_line_without_uuid_repeated_by_a_second_file_shows_once(
+    home: Home, cc_root: Path
+) -> None:
+    """Formats without line ids (pi's older sessions) know a copy by its timestamp and text."""
+    lines = [cc_user("s2", "", "victor one", ts="2026-11-20T10:00:00.000Z"),
+             cc_user("s2", "", "whiskey two", ts="2026-11-20T10:01:00.000Z"),
+             cc_user("s2", "", "victor one again", ts="2026-11-20T10:00:00.000Z")]  # fmt: skip
+    for line in lines:
+        del line["uuid"]
+    write_lines(cc_root / "p" / "s2.jsonl", lines[:2])
+    write_lines(cc_root / "copy" / "sub" / "s2.jsonl", lines)
+    ingest(home, cc_root)
+    assert home.db.execute("SELECT count(*) FROM entries WHERE uuid IS NULL").fetchone()[0] == 5
+    shown = [m.text for m in session_messages(home.db, "s2")]
+    assert shown == ["victor one", "victor one again", "whiskey two"]
+    assert resolve_session(home.db, "s2").message_count == 3
+
+
 def test_bad_lines_are_skipped_counted_and_the_rest_kept(home: Home, cc_root: Path) -> None:
     home.config.archive.max_line_mb = 1
     path = cc_root / "p" / "s1.jsonl"
