@@ -23,9 +23,10 @@ from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
 TITLE_WIDTH = 200
 
 # The entries a later file of a session repeats from an earlier one (the session as
-# ``:session``): Claude Code writes a session's lines again into a second file (a resumed session
-# carrying its history), the same project folder kept under two names holds every line twice,
-# and without this the transcript showed such messages twice and the session counted them twice.
+# ``:session``): the same transcripts kept under two folders (as ../shared's two fixture sets
+# are) hold every line twice, a resumed session's file can repeat its session's lines (as
+# claude-code-log's resume fixtures model it), and without this the transcript showed such
+# messages twice and the session counted them twice.
 # A copy is the same line, thread (main or sub-agent) and text, the earliest file keeping it; the
 # line is known by its uuid (fixtures reuse short uuids for other lines, which are not copies),
 # or, in formats without one (pi's older sessions), by its timestamp, role and kind.
