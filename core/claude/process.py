@@ -22,6 +22,7 @@ STDERR_TAIL_BYTES = 4096
 # the reply is complete by then, so a lingering process only costs the user time.
 AFTER_RESULT_SECONDS = 1.5
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a reply line is a few hundred KB; more is not claude's JSON
+PIPES_SETTLE_SECONDS = 0.5  # a stopped group's pipes end at once; never wait long for them
 
 
 class Expired(Exception):
@@ -146,6 +147,25 @@ async def stderr_tail(task: asyncio.Future[bytes]) -> str:
     except TimeoutError:
         return ""
     return tail.decode("utf-8", errors="replace")
+
+
+async def settle_pipes(proc: asyncio.subprocess.Process, stderr: asyncio.Future[bytes]) -> None:
+    """Read stdout to its end and let stderr's drain finish, for at most
+    :data:`PIPES_SETTLE_SECONDS`, once the process group is stopped.
+
+    Both end at once when the group is gone. A pipe left unread is closed only when its
+    transport is collected, and if an event loop has closed by then (a test's, a command's)
+    Python prints "Event loop is closed" from ``BaseSubprocessTransport.__del__`` (seen once in
+    a CI run after a timed-out call)."""
+
+    async def stdout_end() -> None:
+        if proc.stdout is not None:
+            while await proc.stdout.read(READ_CHUNK):
+                pass
+
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(PIPES_SETTLE_SECONDS):
+            await asyncio.gather(stdout_end(), asyncio.shield(stderr))
 
 
 async def stop_group(proc: asyncio.subprocess.Process, clean: bool, kill_grace: float) -> bool:

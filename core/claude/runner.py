@@ -60,6 +60,7 @@ from clawback.core.claude.process import (
     drain_tail,
     feed_stdin,
     read_lines,
+    settle_pipes,
     stderr_tail,
     stop_group,
     wait_exit,
@@ -363,6 +364,10 @@ class ClaudeRunner:
             raise ClaudeCancelled(partial_text="".join(streamed)) from None
         finally:
             interrupted = await stop_group(proc, clean, self.kill_grace)
+            try:
+                await settle_pipes(proc, stderr_task)
+            except asyncio.CancelledError:
+                interrupted = True
             for task in (stdin_task, stderr_task):
                 task.cancel()
             try:

@@ -466,3 +466,22 @@ async def test_a_second_cancel_cuts_the_grace_short(
         await task
     assert time.monotonic() - started < 2
     assert await wait_gone(fake_claude.last_call()["pid"])
+
+
+async def test_a_stopped_groups_pipes_are_read_to_their_end() -> None:
+    """After a timed-out call the pipes must end with the call, not when their transport is
+    collected (once after a test's event loop had closed: "Event loop is closed")."""
+    proc = await asyncio.create_subprocess_exec(
+        "sh", "-c", "echo noise >&2; echo started; sleep 30",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    stderr = asyncio.ensure_future(process_module.drain_tail(proc.stderr, 100))
+    assert await proc.stdout.readline() == b"started\n"
+    await process_module.stop_group(proc, clean=False, kill_grace=0.5)
+    started = time.monotonic()
+    await process_module.settle_pipes(proc, stderr)
+    assert time.monotonic() - started < process_module.PIPES_SETTLE_SECONDS
+    assert proc.stdout.at_eof()
+    assert stderr.done() and stderr.result() == b"noise\n"
