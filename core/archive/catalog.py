@@ -34,7 +34,7 @@ TITLE_WIDTH = 200
 # only their texts are compared, whatever the number of files (CROSS JOIN keeps the session's
 # entries the outer loop: driven by the twins, SQLite read the whole session again for each).
 # Without, each line looks for an earlier twin among the session's entries of its timestamp.
-REPEATED = """
+_REPEATED = """
 SELECT c.id FROM entries c
 CROSS JOIN (SELECT uuid, block, piece, sidechain, min(file_id) AS first FROM entries
       WHERE session_id = :session AND uuid IS NOT NULL
@@ -52,6 +52,14 @@ WHERE c.session_id = :session AND c.uuid IS NULL AND c.ts IS NOT NULL AND EXISTS
     WHERE o.session_id = :session AND o.ts = c.ts AND o.file_id < c.file_id
       AND o.uuid IS NULL AND o.role = c.role AND o.kind = c.kind AND o.block = c.block
       AND o.piece = c.piece AND o.sidechain = c.sidechain AND o.text = c.text)"""
+# Entry ``e`` is not such a repeat. Copies come as whole transcripts, so a session whose main
+# thread is in one file (nearly all: sub-agents have files of their own) skips the lookup, which
+# costs several times the rest of a recount (ingest of bench/archive.py's corpus, whose every
+# session has sub-agent files, ran 5-8% slower when every session paid it).
+NOT_REPEATED = f"""(
+    (SELECT count(DISTINCT file_id) FROM entries WHERE session_id = :session AND sidechain = 0)
+        <= 1
+    OR e.id NOT IN ({_REPEATED}))"""
 
 _REFRESH = f"""
 UPDATE sessions SET
@@ -62,7 +70,7 @@ UPDATE sessions SET
         FROM (
             SELECT DISTINCT file_id, line, sidechain FROM entries e
             WHERE session_id = :session AND conversational = 1
-              AND role IN ('user', 'assistant') AND e.id NOT IN ({REPEATED}))),
+              AND role IN ('user', 'assistant') AND {NOT_REPEATED})),
     entry_count = (SELECT count(*) FROM entries WHERE session_id = :session),
     started_at = coalesce(
         (SELECT min(ts) FROM entries WHERE session_id = :session), started_at),

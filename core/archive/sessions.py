@@ -11,7 +11,7 @@ from bisect import bisect_left
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from clawback.core.archive.catalog import REPEATED
+from clawback.core.archive.catalog import NOT_REPEATED
 from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError
 
@@ -267,8 +267,8 @@ def session_messages(
     limit: int | None = None,
 ) -> list[Message]:
     """A session's entries in transcript order, pieces of long blocks joined back together;
-    a line a second file of the session repeats, once (:data:`~.catalog.REPEATED`)."""
-    clauses = ["e.session_id = :session", "e.id > :after", f"e.id NOT IN ({REPEATED})"]
+    a line a second file of the session repeats, once (:data:`~.catalog.NOT_REPEATED`)."""
+    clauses = ["e.session_id = :session", "e.id > :after", NOT_REPEATED]
     if conversational_only:
         clauses.append("e.conversational = 1")
     if not sidechains:
