@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
-from clawback.core.search.engine import SearchFilters, SearchHit, SearchResults
+from clawback.core.search.engine import RELATED, SearchFilters, SearchHit, SearchResults
 from clawback.core.search.front import MIN_PREFIX, by_meaning, too_short
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
@@ -71,7 +71,7 @@ def hit_row(hit: SearchHit) -> Content:
     facts = " · ".join(
         part
         for part in (
-            {"semantic": "by meaning", "related": "only related"}.get(hit.found_by, ""),
+            {"semantic": "by meaning", RELATED: "only related"}.get(hit.found_by, ""),
             source_label(hit.source),
             hit.role,
             local_time(hit.timestamp),
