@@ -211,3 +211,24 @@ async def test_searching_at_once_is_not_pulled_back_by_the_first_preview(
         assert tui.query_one("#main", ContentSwitcher).current == "search"
         assert tui.query_one("#search-input", Input).value == "sidebar"
         assert tui.query_one(TranscriptPane).session is not None  # loaded all the same
+
+
+async def test_a_question_ends_as_the_command_line_answers_it(
+    tui: ClawbackApp, demo_home: Home
+) -> None:
+    """In a home without vectors, typing read "choose?" as the prefix "choose?*" and no pause
+    ever searched the finished question: the app showed nothing where the CLI found the note."""
+    from clawback.core.search.engine import SearchFilters
+    from clawback.core.search.front import find
+
+    question = "which search index did we choose?"
+    expected = [hit.entry_id for hit in find(demo_home.db, question, SearchFilters()).results.hits]
+    assert expected  # the memory note saying FTS5 was chosen
+    async with tui.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        pane = tui.query_one(SearchPane)
+        pane.meaning_pause = 0  # the person stops typing at once
+        tui.query_one("#search-input", Input).insert_text_at_cursor(question)
+        await settle(pilot)
+        assert [hit.entry_id for hit in pane._hits] == expected

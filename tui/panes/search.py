@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.search.engine import RELATED, SearchFilters, SearchHit, SearchResults
-from clawback.core.search.front import MIN_PREFIX, by_meaning, too_short
+from clawback.core.search.front import MIN_PREFIX, as_you_type, by_meaning, too_short
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult
@@ -256,33 +256,36 @@ class SearchPane(Pane):
         if self._meaning_timer is not None:
             self._meaning_timer.stop()
             self._meaning_timer = None
-        if self._by_meaning(query):
+        if self._searched_again(query):
             generation = self._generation
 
-            def by_meaning() -> None:
-                self._search(generation, query, filters, "hybrid")
+            def finished() -> None:
+                self._search(generation, query, filters, typing=False)
 
             if self.meaning_pause <= 0:
-                by_meaning()
+                finished()
             else:
-                self._meaning_timer = self.set_timer(self.meaning_pause, by_meaning)
+                self._meaning_timer = self.set_timer(self.meaning_pause, finished)
 
-    def _by_meaning(self, query: str) -> bool:
-        """Whether a pause in typing should bring hybrid results: the home has vectors and the
-        query is not exact words only (prefix*, -word stay keyword-only)."""
+    def _searched_again(self, query: str) -> bool:
+        """Whether a pause in typing searches again, the query read as finished: by meaning too
+        when the home has vectors and the query is not exact words only (prefix*, -word stay
+        keyword-only), and in any home when typing read its last word as a prefix, so that a
+        question ends as the command line answers it ("which search index did we choose?" read
+        with "choose?*" found nothing in a home without vectors)."""
         settings = self.store.config.embeddings
-        if not settings.enabled or not self.store.paths.vectors.exists():
-            return False
-        return by_meaning(query)
+        vectors = settings.enabled and self.store.paths.vectors.exists()
+        return (vectors and by_meaning(query)) or as_you_type(query) != query
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
-        self, generation: int, query: str, filters: SearchFilters, mode: str = "keyword"
+        self, generation: int, query: str, filters: SearchFilters, *, typing: bool = True
     ) -> None:
-        """Keyword results at once (the last word as a prefix); hybrid ones when typing pauses."""
+        """Keyword results at once (the last word as a prefix); the finished query's, hybrid
+        where the home has vectors, when typing pauses."""
         try:
             limit = self.store.config.ui.search_limit
-            results = self.store.search(query, filters, limit=limit, typing=mode != "hybrid")
+            results = self.store.search(query, filters, limit=limit, typing=typing)
         except Superseded:
             return
         except ClawbackError as exc:  # a bad date in a filter: say so, keep typing
