@@ -4,11 +4,16 @@ A hook must print nothing but its answer (Claude Code reads stdout), so what wen
 here: ``<home>/hooks/log.jsonl``, private to the user, kept to its newest
 :data:`KEEP_LINES` runs. ``clawback hooks status`` and ``clawback health`` read it back.
 Writing the log must never fail a hook either: an unwritable log is given up on quietly.
+
+The log holds no more than the index would: the session id, the working folder and the detail
+go through the index's own masking (:func:`~clawback.core.text.masking.seal`) as they are
+written, and no handler puts a prompt's words in a detail.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import time
@@ -20,6 +25,7 @@ from clawback.core.config import atomic_write_bytes
 from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
 
 LOG_NAME = "log.jsonl"
+LOCK_NAME = "log.lock"
 MAX_BYTES = 512 * 1024
 KEEP_LINES = 1_000
 #: what a run ended as; "error" and "timeout" are the ones a person should look at
@@ -50,25 +56,48 @@ def log_path(hooks_dir: Path) -> Path:
     return hooks_dir / LOG_NAME
 
 
+def masked(run: HookRun) -> HookRun:
+    """``run`` with what an event or an error brought in (the session id, the working folder,
+    the detail) masked as the index masks the same fields."""
+    from clawback.core.text.masking import seal  # only a run that has such text pays for it
+
+    return replace(
+        run,
+        session_id=seal(run.session_id) if run.session_id else "",
+        cwd=seal(run.cwd) if run.cwd else "",
+        detail=seal(run.detail) if run.detail else "",
+    )
+
+
 def record(hooks_dir: Path, run: HookRun) -> None:
-    """Append ``run`` (stamped now) to the log; never raises."""
+    """Append ``run`` (stamped now, masked) to the log; never raises.
+
+    Appending and trimming hold the log's ``flock`` (a file beside it): a trim replaces the
+    file, and a line appended between its read and its replace would go to the file replaced.
+    """
+    run = masked(run)
     stamped = dict(asdict(run), at=run.at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     line = (json.dumps(stamped, ensure_ascii=False) + "\n").encode("utf-8")
     path = log_path(hooks_dir)
     with contextlib.suppress(OSError):
         ensure_private_dir(hooks_dir)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+        lock = os.open(hooks_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
         try:
-            os.write(fd, line)
-            size = os.fstat(fd).st_size
+            fcntl.flock(lock, fcntl.LOCK_EX)  # held for microseconds: one write, or one trim
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+            try:
+                os.write(fd, line)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            if size > MAX_BYTES:
+                _trim(path)
         finally:
-            os.close(fd)
-        if size > MAX_BYTES:
-            _trim(path)
+            os.close(lock)  # closing releases the flock
 
 
 def _trim(path: Path) -> None:
-    """Keep the newest :data:`KEEP_LINES` lines (two hooks trimming at once lose a line at most)."""
+    """Keep the newest :data:`KEEP_LINES` lines (the caller holds the log's lock)."""
     lines = path.read_bytes().splitlines(keepends=True)[-KEEP_LINES:]
     atomic_write_bytes(path, b"".join(lines))
 

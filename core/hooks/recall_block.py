@@ -50,7 +50,7 @@ def recall_for_prompt(
         nearest=nearest,
     )
     if not block:
-        return Answer(detail=f"nothing above the floor for: {block.query[:80]}")
+        return Answer(detail="nothing above the floor")  # never the prompt's words: see log.py
     found = f"{len(block.knowledge)} facts, {len(block.details)} fragments"
     return Answer(text=as_reference(block.text), detail=found)
 
