@@ -22,8 +22,10 @@ def default_home() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) and make sure the leaf is 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    """Create ``path`` (and its missing parents, each 0700 whatever the umask) and make sure the
+    leaf is 0700."""
+    if not path.is_dir():
+        make_private_dirs(path)
     if path.stat().st_mode & 0o777 != PRIVATE_DIR:
         path.chmod(PRIVATE_DIR)
     return path
@@ -35,6 +37,17 @@ def make_private_dirs(path: Path) -> None:
     missing = [folder for folder in (path, *path.parents) if not folder.exists()]
     for folder in reversed(missing):
         folder.mkdir(exist_ok=True, mode=PRIVATE_DIR)
+
+
+def touch_private(path: Path) -> None:
+    """Create ``path`` empty, or mark it as touched now, private whatever the umask
+    (``Path.touch`` creates with the umask's mode)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+        os.utime(fd)
+    finally:
+        os.close(fd)
 
 
 def ensure_private_file(path: Path) -> None:

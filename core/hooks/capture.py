@@ -22,7 +22,7 @@ from clawback.core.claude.mcp import spawn
 from clawback.core.db import connect_reader
 from clawback.core.hooks.locks import flush_pending, flush_running
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.paths import Paths, ensure_private_dir
+from clawback.core.paths import Paths, ensure_private_dir, touch_private
 
 # ---------------------------------------------------------------------------------- ingest
 
@@ -64,6 +64,6 @@ def answer_pre_compact(ctx: HookContext) -> Answer:
         return Answer(outcome="skipped", detail="a flush of this session is already running")
     pending = flush_pending(ctx.paths, event.session_id)
     ensure_private_dir(pending.parent)
-    pending.touch()
+    touch_private(pending)
     spawn(ctx.paths, "hook", "flush-session", event.session_id, event.transcript_path, event.cwd)
     return Answer(outcome="detached", detail=f"ingest and memory flush apart ({event.trigger})")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.locking import held, lock_free
-from clawback.core.paths import Paths, ensure_private_dir
+from clawback.core.paths import PRIVATE_DIR, Paths, ensure_private_dir, touch_private
 
 SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
@@ -69,20 +69,35 @@ def socket_path(paths: Paths) -> Path | None:
     folder = Path(tempfile.gettempdir()) / f"clawback-{os.getuid()}"
     digest = hashlib.blake2b(os.fsencode(paths.home), digest_size=10).hexdigest()
     path = folder / f"{digest}.sock"
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not _ours(folder):
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not private_folder(folder):
         return None
     return path
 
 
-def _ours(folder: Path) -> bool:
-    """A folder only this user can write (made so when missing): another user's server could
-    otherwise answer prompts in its place."""
+def private_folder(folder: Path) -> bool:
+    """Whether ``folder`` (in a folder other users can write, the temp dir) is a folder of this
+    user's that nobody else can write, made so when missing.
+
+    It is never followed or changed when it is anything else: a link another user planted
+    there would otherwise make this process chmod the link's target, and a folder another
+    user can write would let their server answer prompts in this one's place."""
     try:
-        ensure_private_dir(folder)
-        st = folder.lstat()
+        os.mkdir(folder, PRIVATE_DIR)  # never follows a link: one in its place is "exists"
+        made = True
+    except FileExistsError:
+        made = False
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+    try:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return False
+        if made and st.st_mode & 0o777 != PRIVATE_DIR:  # the umask took more than it should
+            os.chmod(folder, PRIVATE_DIR)
+            st = os.lstat(folder)
+    except OSError:
+        return False
+    return st.st_mode & 0o777 == PRIVATE_DIR
 
 
 def running(paths: Paths) -> bool:
@@ -100,7 +115,7 @@ def should_start(paths: Paths) -> bool:
         return False
     try:
         ensure_private_dir(paths.hooks)
-        (paths.hooks / STARTED_NAME).touch()
+        touch_private(paths.hooks / STARTED_NAME)
     except OSError:
         return False
     return True
