@@ -1,6 +1,8 @@
 """``stop``, ``session-end`` and ``pre-compact``: start the work that indexes the session and
 saves notes before a compaction, and return at once.
 
+Either indexes only a Claude Code transcript of this person's (:mod:`.transcripts`).
+
 - ``stop`` / ``session-end``: when the transcript has lines the index has not read (one
   ``stat`` and one query), a job apart indexes them (:func:`~clawback.core.hooks.jobs.ingest_job`).
   Indexing in the hook itself took 0.6-0.9 s (most of it importing the ingest code), after
@@ -22,6 +24,7 @@ from clawback.core.claude.mcp import spawn
 from clawback.core.db import connect_reader
 from clawback.core.hooks.locks import flush_pending, flush_running
 from clawback.core.hooks.run import Answer, HookContext
+from clawback.core.hooks.transcripts import MISSING, NotATranscript, checked_transcript
 from clawback.core.paths import Paths, ensure_private_dir, touch_private
 
 # ---------------------------------------------------------------------------------- ingest
@@ -43,9 +46,10 @@ def _new_bytes(paths: Paths, transcript: Path) -> int:
 
 
 def answer_stop(ctx: HookContext) -> Answer:
-    transcript = Path(ctx.event.transcript_path)
-    if not ctx.event.transcript_path or not transcript.is_file():
-        return Answer(detail="no transcript to index")
+    try:
+        transcript = checked_transcript(ctx.event.transcript_path, ctx.config)
+    except NotATranscript as why:
+        return Answer(outcome="ok" if str(why) == MISSING else "skipped", detail=str(why))
     pending = _new_bytes(ctx.paths, transcript)
     if pending <= 0:
         return Answer(detail="nothing new")
@@ -58,12 +62,15 @@ def answer_stop(ctx: HookContext) -> Answer:
 
 def answer_pre_compact(ctx: HookContext) -> Answer:
     event = ctx.event
-    if not event.transcript_path or not Path(event.transcript_path).is_file():
-        return Answer(outcome="skipped", detail="no transcript to flush")
+    try:
+        transcript = checked_transcript(event.transcript_path, ctx.config)
+    except NotATranscript as why:
+        detail = "no transcript to flush" if str(why) == MISSING else str(why)
+        return Answer(outcome="skipped", detail=detail)
     if flush_running(ctx.paths, event.session_id):
         return Answer(outcome="skipped", detail="a flush of this session is already running")
     pending = flush_pending(ctx.paths, event.session_id)
     ensure_private_dir(pending.parent)
     touch_private(pending)
-    spawn(ctx.paths, "hook", "flush-session", event.session_id, event.transcript_path, event.cwd)
+    spawn(ctx.paths, "hook", "flush-session", event.session_id, str(transcript), event.cwd)
     return Answer(outcome="detached", detail=f"ingest and memory flush apart ({event.trigger})")

@@ -28,6 +28,7 @@ from clawback.core.db import Queryable
 from clawback.core.home import Home
 from clawback.core.hooks.locks import flush_lock, flush_pending, flush_state
 from clawback.core.hooks.run import Answer
+from clawback.core.hooks.transcripts import NotATranscript, checked_transcript
 from clawback.core.locking import held, lock_free
 from clawback.core.paths import Paths
 from clawback.core.records import Source
@@ -36,10 +37,13 @@ EMBED_LIMIT = 500  # chunks a queued `clawback embed` takes on (newest first)
 
 
 def ingest_transcript(paths: Paths, transcript: Path) -> int:
-    """Index what is new in a Claude Code transcript; returns the entries added."""
+    """Index what is new in a Claude Code transcript; returns the entries added. Raises
+    :class:`~.transcripts.NotATranscript` for a path that is not one clawback may index (the
+    job's argument is checked again: it may not come from the hook)."""
     home = Home.open(paths.home)
     try:
-        stats = home.ingest_paths([transcript], Source.CLAUDE_CODE)
+        checked = checked_transcript(str(transcript), home.config)
+        stats = home.ingest_paths([checked], Source.CLAUDE_CODE)
         _queue_embedding(paths, home.config.embeddings, stats.entries)
         return stats.entries
     finally:
@@ -86,6 +90,10 @@ def _flush_held(paths: Paths, session_id: str, transcript: Path, cwd: str) -> An
             return Answer(outcome="skipped", detail="a flush of this session is already running")
         home = Home.open(paths.home)
         try:
+            try:
+                transcript = checked_transcript(str(transcript), home.config)
+            except NotATranscript as why:
+                return Answer(outcome="skipped", detail=str(why))
             home.ingest_paths([transcript], Source.CLAUDE_CODE)
             count = _compactions(home.db, session_id)
             if _flushed_at(paths, session_id) == count:
@@ -110,4 +118,8 @@ def _flush_held(paths: Paths, session_id: str, transcript: Path, cwd: str) -> An
 
 def ingest_job(paths: Paths, transcript: Path) -> Answer:
     """The job apart behind a ``stop`` with much to read."""
-    return Answer(detail=f"{ingest_transcript(paths, transcript)} entries indexed apart")
+    try:
+        added = ingest_transcript(paths, transcript)
+    except NotATranscript as why:
+        return Answer(outcome="skipped", detail=str(why))
+    return Answer(detail=f"{added} entries indexed apart")
