@@ -74,15 +74,24 @@ def read_verdicts() -> dict[tuple[str, str], str]:
 
 
 def read_judged(home: Home) -> dict[str, set[int]]:
-    """``{question: the messages judged to give its answer}``; exits when a judged message is no
-    longer in the index (its text changed: judge it again)."""
+    """``{question: the messages judged to give its answer}``. A judged message no longer in the
+    index (its text changed since it was judged) counts as unjudged, and a line on stderr says
+    how many there are: ``pool`` offers them for judging again."""
     by_hash = messages_by_hash(home.db)
     judged: dict[str, set[int]] = {}
+    gone: dict[str, int] = {}
     for (question, message), verdict in read_verdicts().items():
         if message not in by_hash:
-            sys.exit(f"judged.tsv: message {message} of {question!r} is not in the index")
-        if verdict == "yes":
+            gone[verdict] = gone.get(verdict, 0) + 1
+        elif verdict == "yes":
             judged.setdefault(question, set()).update(by_hash[message])
+    if gone:
+        print(
+            f"judged.tsv: {sum(gone.values())} judged messages are no longer in the index "
+            f"({gone.get('yes', 0)} of them judged to answer); they count as unjudged until "
+            "judged again (judging.py pool)",
+            file=sys.stderr,
+        )
     return judged
 
 
