@@ -26,6 +26,7 @@ from clawback.core.db import connect_reader
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.locks import flush_running
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS, Answer, HookContext
+from clawback.core.text.fields import prompt_field
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import CHARS_PER_TOKEN
 
@@ -33,6 +34,12 @@ OPEN_TAG = '<recalled-context source="memory" kind="brief">'
 NOTE_FILES = 3  # newest daily files read
 FACTS = 12
 SESSIONS = 5
+SCANNED_PER_SESSION = 8  # latest sessions read per line shown: repeats and empty ones are skipped
+TITLE_CHARS = 120  # each field of a transcript is one line and at most this long in the brief
+FACT_CHARS = 400
+KIND_CHARS = 24
+REF_CHARS = 80
+HEADING_CHARS = 160
 SECTION_CHARS = 700  # one note section at most, so one long day cannot fill the brief
 #: share of the budget per part
 SHARES = {"flushed": 0.30, "memory": 0.25, "notes": 0.25, "facts": 0.20, "sessions": 0.15}
@@ -133,7 +140,7 @@ def recent_notes(workspace: Path, project: str, skip_session: str, chars: int) -
             lines = _fit(_note_lines(body), SECTION_CHARS)
             if not lines:
                 continue
-            entry = [f"### {path.stem} {heading}".rstrip(), *lines]
+            entry = [f"### {path.stem} {prompt_field(heading, HEADING_CHARS)}".rstrip(), *lines]
             (ours if project and project in heading else others).append("\n".join(entry))
     return _fit([*ours, *others], chars)
 
@@ -150,22 +157,45 @@ def project_facts(conn: sqlite3.Connection, cwd: str, chars: int) -> list[str]:
            ORDER BY COALESCE(f.source_ts, f.created_at) DESC LIMIT ?""",
         (cwd, FACTS),
     ).fetchall()
-    return _fit((f"- [{kind}] {' '.join(content.split())}" for kind, content in rows), chars)
+    return _fit(
+        (
+            f"- [{prompt_field(kind, KIND_CHARS)}] {prompt_field(content, FACT_CHARS)}"
+            for kind, content in rows
+        ),
+        chars,
+    )
 
 
 def project_sessions(conn: sqlite3.Connection, cwd: str, session_id: str, chars: int) -> list[str]:
+    """This project's latest sessions, each once: a session that is only a prompt (no reply) or
+    has nothing to name it by says nothing, and sessions of the same title (a script running
+    the same ``claude -p`` again and again) are one line, the newest."""
     rows = conn.execute(
         """SELECT id, COALESCE(label, title, first_prompt, ''), updated_at FROM sessions
-           WHERE cwd = ? AND id != ? AND message_count > 0
+           WHERE cwd = ? AND id != ? AND message_count >= 2
            ORDER BY updated_at DESC LIMIT ?""",
-        (cwd, session_id, SESSIONS),
+        (cwd, session_id, SESSIONS * SCANNED_PER_SESSION),
     ).fetchall()
     lines = []
+    seen: set[str] = set()
     for sid, title, updated in rows:
-        when = (updated or "")[:16].replace("T", " ")
-        name = " ".join(title.split())[:120] or "(untitled)"
-        lines.append(f"- {when} · {name} · ref: {sid}")
+        name = prompt_field(title, TITLE_CHARS)
+        if not name or name.casefold() in seen:
+            continue
+        seen.add(name.casefold())
+        when = prompt_field((updated or "")[:16].replace("T", " "), 16)
+        lines.append(f"- {when} · {name} · ref: {session_ref(sid)}")
+        if len(lines) == SESSIONS:
+            break
     return _fit(lines, chars)
+
+
+def session_ref(session_id: str) -> str:
+    """What ``memory_get`` takes for a session: its id, or for an id that is not one word (a
+    forged ``sessionId`` holding a line break and more), the id's first word, which memory_get
+    reads as a prefix of it."""
+    words = prompt_field(session_id, REF_CHARS).split()
+    return words[0] if words else ""
 
 
 def build_brief(
@@ -195,10 +225,11 @@ def build_brief(
         BriefPart("Recent notes (memory/)", recent_notes(workspace, project, skip, share["notes"]))
     )
     if conn is not None:
-        parts.append(BriefPart(f"Known about {project}", project_facts(conn, cwd, share["facts"])))
+        name = prompt_field(project, TITLE_CHARS)
+        parts.append(BriefPart(f"Known about {name}", project_facts(conn, cwd, share["facts"])))
         parts.append(
             BriefPart(
-                f"Recent sessions in {project} (memory_get takes the ref)",
+                f"Recent sessions in {name} (memory_get takes the ref)",
                 project_sessions(conn, cwd, session_id, share["sessions"]),
             )
         )
@@ -206,8 +237,9 @@ def build_brief(
     if not body:
         return ""
     text = "\n\n".join(neutralise_wrappers(section) for section in body)
-    about = (
-        f"Memory brief for the project {neutralise_wrappers(project)} ({neutralise_wrappers(cwd)})."
+    about = neutralise_wrappers(
+        f"Memory brief for the project {prompt_field(project, TITLE_CHARS)}"
+        f" ({prompt_field(cwd, TITLE_CHARS * 2)})."
     )
     return f"{OPEN_TAG}\n{about}\n\n{text}\n{CLOSE_TAG}"
 
