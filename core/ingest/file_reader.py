@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.archive.kept import LineKeeper
+from clawback.core.archive.refs import short_key
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
-from clawback.core.ingest.sources import SourceRoot, short_key
+from clawback.core.ingest.sources import SourceRoot
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
 from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts

@@ -11,19 +11,17 @@ of 10,000 files is a directory walk plus one ``stat`` each, with no reads.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from clawback.core.archive.refs import key_digest
 from clawback.core.config import Config
 from clawback.core.paths import Paths
 from clawback.core.records import Source
 
-KEY_CHARS = 160  # longer keys (deep folders, long names) are shortened where shown as ids
-HEAD_CHARS = 48
 Problems = list[tuple[str, str]]  # (path, why it was not read), for health and ingest --json
 # How deep transcripts sit: <agent>/sessions/<id>.jsonl, flat, else (Claude Code and folders
 # detected per file) anywhere up to DEEPEST_FOLDERS folders below the root. Folder links are not
@@ -120,17 +118,6 @@ class SourceRoot:
 
     def file_key(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
-
-
-def key_digest(key: str) -> str:
-    """16 hex digits telling one key from another, where a key cannot be stored or shown whole."""
-    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def short_key(key: str) -> str:
-    """``key``, or past ``KEY_CHARS`` its head, ``…`` and its digest: what stands for a key
-    where it must stay short (an MCP ref, a session id made from a file's key)."""
-    return key if len(key) <= KEY_CHARS else f"{key[:HEAD_CHARS]}…{key_digest(key)}"
 
 
 def stored_key(key: str, seal: Callable[[str], str]) -> str:

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from clawback.core.archive.refs import entry_ref, key_digest
 from clawback.core.archive.sessions import SessionSummary, resolve_session
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
-from clawback.core.ingest.sources import key_digest
 from clawback.core.mcp import answers
 from clawback.core.mcp.refs import (
     EntryRef,
     FactRef,
     RefError,
     SessionRef,
-    entry_ref,
     parse_ref,
     shortened,
 )

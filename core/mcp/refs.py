@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clawback.core.archive.refs import entry_ref, refusal
 from clawback.core.errors import UsageError
-from clawback.core.ingest.sources import key_digest, short_key
 from clawback.core.records import Source
 
 MAX_REF_CHARS = 1_000
@@ -35,7 +35,6 @@ _ENTRY = re.compile(
 _FACT = re.compile(r"^[0-9]{1,30}$")
 _SHORTENED = re.compile(r"^(?P<head>.*)…(?P<digest>[0-9a-f]{16})$", re.DOTALL)
 _SOURCES = frozenset(source.value for source in Source)
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class ToolInputError(UsageError):
@@ -56,8 +55,7 @@ class EntryRef:
     offset: int = 0
 
     def __str__(self) -> str:
-        tail = f"@{self.offset}" if self.offset else ""
-        return f"{self.source}:{ref_key(self.file_key)}#L{self.line}{tail}"
+        return entry_ref(self.source, self.file_key, self.line, self.offset)
 
     def at(self, offset: int) -> EntryRef:
         return EntryRef(self.source, self.file_key, self.line, offset)
@@ -82,20 +80,10 @@ class SessionRef:
 Ref = EntryRef | FactRef | SessionRef
 
 
-def ref_key(file_key: str) -> str:
-    """How ``file_key`` is written in a ref: whole, or shortened to a head and a digest."""
-    short = short_key(file_key)
-    return short if _refusal(short) is None else f"…{key_digest(file_key)}"
-
-
 def shortened(key: str) -> tuple[str, str] | None:
     """``(head, digest)`` of a key as :func:`ref_key` shortens it, or ``None``."""
     found = _SHORTENED.match(key)
     return (found["head"], found["digest"]) if found else None
-
-
-def entry_ref(source: str, file_key: str, line: int) -> str:
-    return str(EntryRef(source, file_key, line))
 
 
 def parse_ref(text: str) -> Ref:
@@ -131,18 +119,7 @@ def parse_ref(text: str) -> Ref:
     return SessionRef(ref)
 
 
-def _refusal(key: str) -> str | None:
-    """Why a file key in a ref is refused (it reads like a path out of its folder), or ``None``."""
-    parts = re.split(r"[\\/]", key)
-    if key.startswith(("/", "\\", "~")) or _WINDOWS_DRIVE.match(key) or ".." in parts:
-        return (
-            "a ref names a file inside the archive or the memory workspace, never an absolute "
-            "path or '..'"
-        )
-    return None
-
-
 def _check_key(ref: str, key: str) -> None:
-    why = _refusal(key)
+    why = refusal(key)
     if why:
         raise RefError(f"{ref!r} is refused: {why}.")

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from clawback.core.archive.refs import entry_ref
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
-from clawback.core.mcp.refs import FactRef, ToolInputError, entry_ref
+from clawback.core.mcp.refs import FactRef, ToolInputError
 from clawback.core.records import KIND_FILTERS, Source
 from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, SearchHit
 from clawback.core.search.facts import FactHit
