@@ -1,4 +1,4 @@
-"""Memory commands: ``memory list|show|path|new|check`` and ``facts``.
+"""Memory commands: ``memory list|show|path|new|remember|check`` and ``facts``.
 
 Like every command, they print for people by default and stable JSON with ``--json``,
 and report failures as one line on stderr with a non-zero exit. ``memory check`` and ``process``
@@ -17,9 +17,12 @@ import sys
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.errors import NotFoundError
+from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.memory.facts import FACT_TYPES, Fact, FactStore
 from clawback.core.memory.files import MAX_BYTES, MAX_LINES, Workspace
+
+#: a note from stdin is bounded (a person's note, not a file to import)
+MAX_REMEMBER_BYTES = 64 * 1024
 
 # -- memory files ----------------------------------------------------------------------------
 
@@ -100,6 +103,27 @@ def memory_new(ctx: click.Context) -> None:
     """Create today's note (memory/YYYY-MM-DD.md) if needed; print its path."""
     home = open_home(ctx)
     path = _workspace(ctx).new_daily()
+    home.ingest_changed({path})  # searchable at once, like any save
+    click.echo(str(path))
+
+
+@memory.command(name="remember")
+@click.argument("words", nargs=-1, required=True)
+@click.pass_context
+def memory_remember(ctx: click.Context, words: tuple[str, ...]) -> None:
+    """Append WORDS (or, for -, what stdin holds) to today's note under the time; print its path.
+
+    Secrets are masked first, as everywhere clawback stores text.
+    """
+    if words == ("-",):
+        data = sys.stdin.buffer.read(MAX_REMEMBER_BYTES + 1)
+        if len(data) > MAX_REMEMBER_BYTES:
+            raise UsageError(f"the note is longer than {MAX_REMEMBER_BYTES:,} bytes")
+        text = data.decode("utf-8", errors="replace")
+    else:
+        text = " ".join(words)
+    home = open_home(ctx)
+    path = _workspace(ctx).remember(text)
     home.ingest_changed({path})  # searchable at once, like any save
     click.echo(str(path))
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from clawback.core.config import Config, load_config
 from clawback.core.hooks.events import HookEvent, parse_event
 from clawback.core.hooks.log import HookRun, record
+from clawback.core.hooks.plugin import VIA_PLUGIN_ENV, settings_hook_scope
 from clawback.core.hooks.settings import EVENTS
 from clawback.core.paths import Paths
 
@@ -183,6 +184,11 @@ def run_hook(
         event = parse_event(raw, claude_event)
         if excluded(event.cwd, config.hooks.exclude):
             answer = Answer(outcome="skipped", detail="the project is in hooks.exclude")
+        elif environ.get(VIA_PLUGIN_ENV) and (
+            scope := settings_hook_scope(claude_event, event.cwd)
+        ):
+            detail = f"the {scope} settings file runs clawback's hook; the plugin's steps aside"
+            answer = Answer(outcome="skipped", detail=detail)
         else:
             ctx = HookContext(event, paths, config, started + config.hooks.timeout_s)
             found = _bounded(_handler(name), ctx)

@@ -25,6 +25,7 @@ from pathlib import Path
 from clawback.core.config import atomic_write_bytes
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.paths import PRIVATE_DIR, ensure_private_dir, make_private_dirs
+from clawback.core.text.masking import mask_secrets
 
 MEMORY_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -262,6 +263,20 @@ class Workspace:
         if not path.exists():
             self.save(name, f"# {Path(name).stem}\n\n")
         return path
+
+    def remember(self, text: str, when: datetime | None = None) -> Path:
+        """Append a note a person asked to keep (``clawback memory remember``, the plugin's
+        ``/clawback:remember``) to that day's note, under the time it was kept. The text is masked
+        like everything clawback stores, so a pasted key never reaches a memory file."""
+        body = mask_secrets(text.strip())
+        if not body:
+            raise UsageError("nothing to remember: the text is empty")
+        moment = when or datetime.now().astimezone()
+        name = self.daily_name(moment.date())
+        block = f"## {moment:%H:%M} · remembered\n\n{body}\n"
+        if not self.resolve(name).exists():
+            return self.save(name, f"# {Path(name).stem}\n\n{block}")
+        return self.append(name, block)
 
     def rename(self, old: str, new: str) -> Path:
         source, target = self.resolve(old), self.resolve(new)

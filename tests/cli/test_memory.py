@@ -33,6 +33,28 @@ def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
 # -- memory -----------------------------------------------------------------------------------
 
 
+def test_memory_remember_appends_to_today_and_is_searchable_at_once(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    kept = run(
+        "memory", "remember", "the", "tangerine", "rule:", "cut releases on Fridays", home=home
+    )
+    assert kept.returncode == 0, kept.stderr
+    note = Path(kept.stdout.strip())
+    assert note == (home / "workspace" / "memory" / f"{date.today().isoformat()}.md").resolve()
+    piped = run_cli("memory", "remember", "-", home=home, input="line one\n$HOME `not run`\n")
+    assert piped.returncode == 0 and piped.stdout.strip() == str(note)
+    text = note.read_text()
+    assert "the tangerine rule: cut releases on Fridays\n" in text
+    assert "line one\n$HOME `not run`\n" in text  # stdin is kept as written
+    assert text.count("· remembered") == 2
+    found = run("search", "tangerine", "--json", home=home)
+    assert [hit["source"] for hit in json.loads(found.stdout)] == ["memory"]
+    assert "empty" in one_error_line(run("memory", "remember", " ", home=home))
+    too_long = run_cli("memory", "remember", "-", home=home, input="x" * (64 * 1024 + 1))
+    assert "longer than" in one_error_line(too_long)
+    assert note.read_text() == text  # a refused note writes nothing
+
+
 def test_memory_new_list_show_path(tmp_path: Path) -> None:
     home = tmp_path / "h"
     path = run("memory", "path", home=home)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -74,6 +74,24 @@ def test_append_adds_after_existing_text(ws: Workspace) -> None:
     ws.save("memory/2026-01-01.md", "# day")
     ws.append("memory/2026-01-01.md", "## later\nnote\n")
     assert ws.read("memory/2026-01-01.md") == "# day\n\n## later\nnote\n"
+
+
+def test_remember_starts_the_day_then_appends_under_the_time_with_secrets_masked(
+    ws: Workspace,
+) -> None:
+    morning = datetime(2026, 3, 4, 9, 5, tzinfo=UTC)
+    path = ws.remember("  keep the cache in SQLite  \n", morning)
+    assert path == ws.root / "memory" / "2026-03-04.md"
+    assert ws.read("memory/2026-03-04.md") == (
+        "# 2026-03-04\n\n## 09:05 · remembered\n\nkeep the cache in SQLite\n"
+    )
+    key = "sk-ant-api03-" + "x1Y2z3" * 8
+    ws.remember(f"the staging key is {key}", morning.replace(hour=17, minute=30))
+    text = ws.read("memory/2026-03-04.md")
+    assert text.endswith("\n\n## 17:30 · remembered\n\nthe staging key is sk-ant-…[masked]\n")
+    assert key not in text
+    with pytest.raises(UsageError, match="empty"):
+        ws.remember(" \n ", morning)
 
 
 def size(ws: Workspace) -> SizeReport:

@@ -1,0 +1,142 @@
+"""clawback's Claude Code plugin as Claude Code records it, and a hook that steps aside for the
+settings-file hooks, so that clawback answers each event once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clawback.core.hooks.plugin import (
+    PluginState,
+    plugin_state,
+    plugin_tools,
+    refusal,
+    settings_hook_scope,
+)
+from clawback.core.hooks.settings import hook_command
+from clawback.core.paths import Paths
+
+from .conftest import CWD, event
+from .test_hook_contract import context_of, hook, last_run
+
+
+@pytest.fixture
+def claude_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "dot-claude"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".claude").mkdir(parents=True)
+    return folder
+
+
+def write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+def installed(claude_dir: Path, plugin_id: str = "clawback@clawback") -> None:
+    write(
+        claude_dir / "plugins" / "installed_plugins.json",
+        {"version": 2, "plugins": {plugin_id: [
+            {"scope": "user", "installPath": "/repo/plugin", "version": "0.1.0"}]}},
+    )  # fmt: skip
+
+
+def test_no_plugin_when_claude_code_names_none(claude_dir: Path, project: Path) -> None:
+    assert plugin_state(project, claude_dir) is None
+    write(claude_dir / "settings.json", {"enabledPlugins": {"clawback-tools@elsewhere": True}})
+    assert plugin_state(project, claude_dir) is None  # a name that only starts like ours
+
+
+def test_enabled_in_user_settings_with_its_install_record(claude_dir: Path, project: Path) -> None:
+    write(claude_dir / "settings.json", {"enabledPlugins": {"clawback@clawback": True}})
+    installed(claude_dir)
+    assert plugin_state(project, claude_dir) == PluginState(
+        "clawback@clawback", True, "user", "0.1.0", "/repo/plugin"
+    )
+
+
+def test_the_most_specific_settings_file_decides(claude_dir: Path, project: Path) -> None:
+    write(claude_dir / "settings.json", {"enabledPlugins": {"clawback@mine": True}})
+    write(project / ".claude" / "settings.json", {"enabledPlugins": {"clawback@mine": False}})
+    state = plugin_state(project, claude_dir)
+    assert state is not None and (state.enabled, state.scope) == (False, "project")
+    write(project / ".claude" / "settings.local.json", {"enabledPlugins": {"clawback@mine": True}})
+    state = plugin_state(project, claude_dir)
+    assert state is not None and (state.enabled, state.scope) == (True, "local")
+
+
+def test_installed_but_not_enabled_and_unreadable_files(claude_dir: Path, project: Path) -> None:
+    installed(claude_dir)
+    write(claude_dir / "settings.json", "{ not json")
+    write(project / ".claude" / "settings.json", ["a list"])
+    state = plugin_state(project, claude_dir)
+    assert state is not None and (state.enabled, state.scope, state.version) == (
+        False,
+        "user",
+        "0.1.0",
+    )
+    write(claude_dir / "plugins" / "installed_plugins.json", "garbage")
+    assert plugin_state(project, claude_dir) is None
+
+
+def test_refusal_names_the_plugin_and_how_to_remove_it() -> None:
+    text = refusal(PluginState("clawback@clawback", True, "user"))
+    assert "nothing was written" in text and "claude plugin uninstall clawback@clawback" in text
+    assert "\n" not in text
+
+
+def test_the_tools_are_named_as_claude_code_names_a_plugin_servers_tools() -> None:
+    # seen with Claude Code 2.1.328: mcp__plugin_<plugin>_<server>__<tool>
+    assert plugin_tools() == (
+        "mcp__plugin_clawback_clawback__memory_search",
+        "mcp__plugin_clawback_clawback__memory_get",
+    )
+
+
+def test_settings_hook_scope_finds_clawbacks_hook_for_that_event(
+    claude_dir: Path, project: Path, tmp_path: Path
+) -> None:
+    assert settings_hook_scope("SessionStart", str(project), claude_dir) is None
+    command = hook_command(["/opt/bin/clawback"], tmp_path / "cb", "SessionStart")
+    theirs = {"type": "command", "command": "echo hi"}
+    write(
+        project / ".claude" / "settings.local.json",
+        {"hooks": {"SessionStart": [{"hooks": [theirs, {"type": "command", "command": command}]}],
+                   "Stop": [{"hooks": [theirs]}]}},
+    )  # fmt: skip
+    assert settings_hook_scope("SessionStart", str(project), claude_dir) == "local"
+    assert settings_hook_scope("Stop", str(project), claude_dir) is None
+    assert settings_hook_scope("SessionStart", str(tmp_path), claude_dir) is None  # elsewhere
+
+
+def test_the_plugins_hook_steps_aside_where_a_settings_file_runs_clawbacks(
+    hook_home: Path, tmp_path: Path
+) -> None:
+    claude_dir = tmp_path / "dot-claude"
+    start = event("SessionStart", "startup")
+    env = {"CLAUDE_CONFIG_DIR": str(claude_dir), "CLAWBACK_VIA_PLUGIN": "1"}
+    assert context_of(hook("session-start", start, hook_home, **env), "SessionStart")
+    command = hook_command(["/opt/bin/clawback"], hook_home, "SessionStart")
+    write(
+        claude_dir / "settings.json",
+        {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}},
+    )
+    stepped = hook("session-start", start, hook_home, **env)
+    assert (stepped.returncode, stepped.stdout, stepped.stderr) == (0, "", "")
+    run = last_run(hook_home)
+    assert (run.event, run.outcome, run.cwd) == ("session-start", "skipped", CWD)
+    assert "user settings file" in run.detail and "steps aside" in run.detail
+    # the settings file's own hook (no plugin mark) answers as always
+    assert context_of(
+        hook("session-start", start, hook_home, CLAUDE_CONFIG_DIR=str(claude_dir)), "SessionStart"
+    )
+    assert last_run(hook_home).outcome == "ok"
+    assert Paths.resolve(hook_home).hooks.is_dir()
