@@ -1,14 +1,14 @@
-"""Local embeddings for semantic and hybrid search: embedder, vector store, worker, fusion.
+"""Local embeddings for semantic and hybrid search: the embedder, the vector store, what is
+embedded and the background worker. Fusing the vector side with the keyword side is search's
+(``search/fusion.py``, ``search/hybrid.py``).
 
-``chunks``, ``coverage`` and ``fusion`` are pure Python and are what keyword search imports; the
-rest needs numpy (and the embedder onnxruntime), installed by ``pip install
-'clawback[embeddings]'``, and is imported only when a home has vectors or a person asks to
-embed. See docs/embeddings.md.
+``chunks`` and ``coverage`` are pure Python and are what search imports; the rest needs numpy
+(and the embedder onnxruntime), installed by ``pip install 'clawback[embeddings]'``, and is
+imported only when a home has vectors or a person asks to embed. See docs/embeddings.md.
 
 One process-wide default is set here, before numpy can be imported: BLAS runs one thread. A
-nearest-neighbour search is one matrix-vector product, bound by memory, and a second BLAS thread
-only fights the app's own threads: over 87,000 vectors on the shared 2-core machine the product
-took 76 ms with two threads and 30 ms with one. A value the person set is kept.
+nearest-neighbour search is one memory-bound matrix-vector product, and a second BLAS thread only
+fights the process's own threads (measured: docs/embeddings.md). A value the person set is kept.
 """
 
 from __future__ import annotations

@@ -97,12 +97,9 @@ def embed_text(
     the turn it answers (``earlier``: ``(role, text)``, see :data:`CHUNK_COLUMNS`), after it
     and at most :data:`CONTEXT_CHARS` of it.
 
-    Only short turns, measured on the question set's dev half and the paraphrases
-    (docs/embeddings.md): reading longer turns with their neighbours as well (an answer with its
-    question, a reply with what it replies to) traded questions found for paraphrases lost and
-    put near-copies of one exchange side by side at the top, never better than each turn
-    alone. A turn of :data:`SHORT_TURN` characters or more reads as it always did, so it keeps
-    its vector.
+    Only short turns: read with their neighbours, longer turns put near-copies of one exchange
+    side by side at the top and were never better than each turn alone (docs/embeddings.md). A
+    turn of :data:`SHORT_TURN` characters or more reads alone, so it keeps its vector.
     """
     body = " ".join(text[:MAX_CHARS].split())
     if source == "memory":

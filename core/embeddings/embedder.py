@@ -1,4 +1,4 @@
-"""Embedders: text in, unit-length float32 vectors out, on this machine and offline.
+"""Embedders: text in, unit-length float32 vectors out, locally and offline.
 
 :func:`load_embedder` turns the ``embeddings.model`` setting into an embedder (the int8
 all-MiniLM-L6-v2 on onnxruntime, or the test-only hashing one; see ``docs/embeddings.md``) or
@@ -132,8 +132,8 @@ class OnnxEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors for ``texts``, in order. Texts are run in batches of similar length, so
-        padding costs little. One at a time is the default: measured on real turns, 33 texts per
-        CPU-second against 27 in fours and 22 in eights (padding costs more than batching saves)."""
+        padding costs little. One at a time is the default: on real turns padding costs more
+        than batching saves (docs/embeddings.md)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted(
             (i for i in range(len(texts)) if texts[i].strip()), key=lambda i: len(texts[i])

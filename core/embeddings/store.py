@@ -1,11 +1,10 @@
 """The vector store: one SQLite file beside the index, holding one vector per embedded chunk.
 
-Why SQLite BLOBs and not a memmapped array (measured on this 2-core machine, 200k x 384):
-writing in batches of 256 took 1.7 s, loading everything into numpy 0.5 s, and each batch is
-one transaction, so a ``kill -9`` during embedding loses at most the batch in flight and the
-next run resumes where it stopped. A memmapped file opens instantly but needs its own journal
-to survive a kill. Vectors are stored as float16 (half the disk) and searched as float32 in
-memory: numpy has no fast float16 product (380 ms against 23 ms for float32 over 200k rows).
+SQLite BLOBs and not a memmapped array: each batch is one transaction, so a ``kill -9`` during
+embedding loses at most the batch in flight and the next run resumes where it stopped (a memmap
+would need its own journal), and loading them all is fast enough (docs/embeddings.md). Vectors
+are stored as float16 (half the disk) and searched as float32 in memory: numpy has no fast
+float16 product.
 
 Keys: a chunk is an ``entries`` row (its id), a reply's window view (its id plus
 ``chunks.WINDOW``) or a knowledge fact (minus its id). Each vector carries a 63-bit hash of the
@@ -296,9 +295,9 @@ class VectorIndex:
     """The store's vectors in memory for exact cosine search, kept fresh cheaply.
 
     :meth:`refresh` reads only rows written since the last call (the background embedder adds
-    as search runs) and reloads everything only after removals. Exact search over 200k float32
-    vectors takes about 25 ms here; beyond a million the plan is a binary-code prefilter with
-    float rescoring of its top few hundred (see docs/embeddings.md).
+    as search runs) and reloads everything only after removals. Exact search is enough to a
+    million vectors or so; beyond, the plan is a binary-code prefilter with float rescoring of
+    its top few hundred (docs/embeddings.md).
     """
 
     def __init__(self, store: VectorStore) -> None:
@@ -308,8 +307,7 @@ class VectorIndex:
         self._chunks = np.zeros(0, np.int64)
         self._hashes = np.zeros(0, np.int64)
         # Stored transposed, one column per chunk (dim x n, C order): OpenBLAS multiplies a
-        # vector by it in half the time the row-major (n x dim) product takes (5 ms against
-        # 11 ms for 87,000 x 384 on this machine, one thread; same scores).
+        # vector by it in half the time of the row-major product, same scores (docs/embeddings.md).
         self._columns = np.zeros((0, 0), np.float32)
 
     def __len__(self) -> int:
