@@ -87,15 +87,9 @@ def _weights(db: Queryable, words: Sequence[str]) -> dict[str, tuple[float, str]
             how = "token" if len(parts) == 1 and key.isascii() else "phrase"
             count = min(_doc_count(db, part) for part in parts)
         weights[key] = (math.log(1 + (size - count + 0.5) / (count + 0.5)) if count else -1.0, how)
-    # A word no message holds cannot tell messages apart, and a typo or an unusual word must
-    # not sink every answer: it weighs ABSENT_WEIGHT times the rarest word of the query that is
-    # there (1 when none is), so "cache layer" finds "cache" where no message says "layer", and
-    # nonsense with one real word in it ("knitting a wool scarf pattern") still holds too
-    # little. Calibrated on bench/questions.py's nonsense queries (1 and 2 let two of them through).
-    # Measured and left at 3 (session 8): 5 cut the real questions about things the archive
-    # never held that still get keyword hits from 19 of 76 to 7 (bench/unanswerable.tsv), but
-    # lost 3 of the 114 blind questions in hybrid (people paraphrase with words the archive
-    # does not have), and one of the 224 tuned-on by keywords.
+    # A word no message holds weighs ABSENT_WEIGHT times the rarest present word of the query (1
+    # when none is): a typo must not sink every answer ("cache layer" still finds "cache"), and
+    # nonsense with one real word in it must still hold too little (docs/search-quality.md).
     known = [weight for weight, _ in weights.values() if weight >= 0]
     absent = max(known, default=1.0) * ABSENT_WEIGHT
     return {key: (absent if weight < 0 else weight, how) for key, (weight, how) in weights.items()}

@@ -166,9 +166,7 @@ def light_stem(word: str) -> str:
     "move"), or the word itself; never shorter than 4 letters. Lower case ASCII words only.
 
     Used to tell whether a message holds a question's word (:mod:`.coverage`), not to search:
-    searching each word as the prefix of its stem was measured on the question set's dev half
-    and lost (keyword recall@10 68.2% against 72.7%, hybrid unchanged): ``code*`` and
-    ``look*`` match too much for BM25 to rank well."""
+    ``code*`` and ``look*`` match too much for BM25 to rank well (docs/search-quality.md)."""
     word = word.lower()
     if not (word.isascii() and word.isalpha()):
         return word
