@@ -91,10 +91,8 @@ def fuse(
 
     Why the rank bonus: a sum of scores lets a pair of middling hits found by both sides bury
     what one side is sure of (its first hit, found by the other side not at all). The bonus is
-    reciprocal rank fusion's idea, kept small: a side's first places weigh, its long tail not.
-    Measured on the question set's dev and held-out halves (docs/embeddings.md): recall@5 on
-    dev 83.3% -> 87.9%, MRR +0.013 on both halves, recall@10 unchanged, paraphrases and controls
-    unchanged or better.
+    reciprocal rank fusion's idea, kept small: a side's first places weigh, its long tail not
+    (measured: docs/embeddings.md).
     """
     if not (keyword and vector):
         weight = float(not keyword)
@@ -148,10 +146,9 @@ def first_page(
 
     Why the keyword side's best hit, loose or strict: a question's keyword side is loose, and
     a hit holding a good share of the question could sink below the page under a vector side
-    that liked other messages better; keyword search alone would have shown it first. Measured
-    on the question set's dev half: one more question answered in the first 10, paraphrases
-    unchanged (docs/embeddings.md). Keeping the vector side's best as well changed nothing there
-    (its best is seldom far down the fused list), so only the keyword side's is kept.
+    that liked other messages better; keyword search alone would have shown it first. The
+    vector side's best is seldom far down the fused list, so it needs no such place
+    (docs/search-quality.md).
     """
     protected = [key for key, _ in strict[:KEEP_KEYWORD]]
     protected += [key for key, _ in keyword[:KEEP_BEST] if key not in protected]

@@ -21,21 +21,14 @@ from clawback.core.search.dates import DateWindow
 from clawback.core.search.fusion import RANK_BONUS, Fused, recency_factor
 from clawback.core.search.plan import QueryPlan
 
-# The honest floor, calibrated with all-MiniLM-L6-v2 on the question set's dev half, the paraphrases
-# and nonsense queries (docs/search-quality.md): every real question's nearest message was at least
-# 0.45 similar, 59 of 61 paraphrases' 0.33, and nonsense stayed at 0.30 or below ("zzzz" reached
-# 0.36: messages about sleeping). A query whose nearest neighbour is below QUERY_FLOOR is about
-# nothing in the archive: the vector side brings no results. Otherwise neighbours from HIT_FLOOR up
-# count (a right answer can sit at 0.3 when its words differ).
+# The honest floor (all-MiniLM-L6-v2; calibration in docs/embeddings.md): a query whose nearest
+# neighbour is below QUERY_FLOOR is about nothing in the archive, so the vector side brings
+# nothing; otherwise neighbours from HIT_FLOOR up count (a right answer can sit at 0.3).
 QUERY_FLOOR = 0.33
 HIT_FLOOR = 0.25
-# Meaning alone (the words found nothing) answers only from this similarity; below it, what the
-# vector side brings is shown as related, and recall leaves it out. Real questions about things
-# the archive never held ("which kubernetes ingress controller did we pick?") reach 0.36 at the
-# median and still found a neighbour above QUERY_FLOOR for 37 of 76 (bench/unanswerable.tsv);
-# 336 of the 338 questions with an answer are found by words too, and their nearest is 0.46 or
-# more for nine in ten. Raised from 0.33: the unanswerable questions with a result 56 -> 22 of
-# 76 (0.40: 28, 0.50: 21); the paraphrases keep their hits, labelled related.
+# Meaning alone (the words found nothing) answers only from this similarity: questions about things
+# the archive never held come that close, so below it the vector side's hits are shown as related
+# and recall leaves them out (docs/search-quality.md).
 ANSWER_FLOOR = 0.45
 SESSION_WEIGHT = 0.2  # what the session holding most of the first hits adds (favour_sessions)
 SESSION_TOP = 20
@@ -114,9 +107,7 @@ def favour_sessions(db: Queryable, fused: list[Fused]) -> list[Fused]:
 
     Why: a question often names what its session was about ("the bundler for the sound
     recorder"), and the answer, a turn inside it, does not repeat that; the turns that do hold
-    it bring their session up, and the answer with it. Measured on the question set's dev and
-    held-out halves: one more held-out question in the first 10, MRR +0.005 on both halves,
-    paraphrases unchanged (one more in the first 5); weights 0.1-0.3 and 10-50 hits alike."""
+    it bring their session up, and the answer with it (docs/search-quality.md)."""
     ids = [item.id for item in fused]
     if not ids:
         return fused
@@ -143,10 +134,8 @@ def favour_person(db: Queryable, fused: list[Fused]) -> list[Fused]:
 
     Why: in a conversation with Claude the assistant proposes and the person decides ("ok, let's do
     vite", "put it in handleGeminiSessionEnd", "skip 5, 7, 8"). The proposals hold the question's
-    words and sit near its meaning, so they outrank the short turn that settled it. Measured on the
-    question sets tuned on (224 questions, docs/search-quality.md): 37 of their 42 questions naming
-    a decision are answered by the person; six more found in the first 10, none lost; weights
-    0.3-0.5 alike, 0.1-0.2 half of it."""
+    words and sit near its meaning, so they outrank the short turn that settled it
+    (docs/search-quality.md)."""
     ids = [item.id for item in fused]
     if not ids:
         return fused
@@ -174,16 +163,10 @@ def discount_narration(db: Queryable, fused: list[Fused]) -> list[Fused]:
     its next step ("All tests pass. Let me run the linter:", "Now let me check the config"):
     a short text turn right before a tool call.
 
-    Why: such turns are most of what an assistant says in a coding session (969 of the 1,773
-    assistant turns of the shared transcripts are at most 120 characters and lead into a tool
-    call), and they hold the words and the meaning of the session's topic, so for a question
-    they crowd out the turn that answers it: "when did we add CI for the tests and linter?"
-    brings eleven "All tests pass. Let me run the linter:" before the request for the GitHub
-    Action. Only 5 of the 224 questions tuned on are answered by one. Measured on every
-    question set (bench/questions.py): three more blind questions in the first 10 (94 -> 97 of
-    114), three more tuned-on ones in the first 5 and one fewer in the first 10, one more
-    paraphrase; factors 0.5-0.85 and lengths 80-160 within a question of each other, 200 and
-    more lose paraphrases. Keywords typed as keywords keep their order: they ask for words.
+    Why: such turns are most of what an assistant says in a coding session and hold the words
+    and the meaning of its topic, so for a question they crowd out the turn that answers it;
+    few answer one (docs/search-quality.md). Keywords typed as keywords keep their order: they
+    ask for words.
     """
     ids = [item.id for item in fused]
     if not ids:
