@@ -86,10 +86,9 @@ class WarmNearest:
         """After a search this process answered itself, start a warm process for the next one
         (at most once a minute, :func:`~.server.should_start`); whether it did.
 
-        Called once the results are out, not when the search starts: a warm process loading
-        beside this one made a first search on the 200 MB corpus take 1.4-2.9 s instead of
-        1.0-1.2 s on the 2-core machine, and one waited for took 1.7 s (it loads all that this
-        process would, and starts a process first)."""
+        Called once the results are out, not when the search starts: two loads at once compete
+        for the cores, and waiting for one costs a process start on top of the same load
+        (measured: docs/benchmarks.md)."""
         if self._here is None or self.start is None or not should_start(self.paths):
             return False
         self.start()
