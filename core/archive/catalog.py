@@ -23,17 +23,12 @@ from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
 TITLE_WIDTH = 200
 
 # The entries a later file of a session repeats from an earlier one (the session as
-# ``:session``): the same transcripts kept under two folders (as ../shared's two fixture sets
-# are) hold every line twice, a resumed session's file can repeat its session's lines (as
-# claude-code-log's resume fixtures model it), and without this the transcript showed such
-# messages twice and the session counted them twice.
-# A copy is the same line, thread (main or sub-agent) and text, the earliest file keeping it; the
-# line is known by its uuid (fixtures reuse short uuids for other lines, which are not copies),
-# or, in formats without one (pi's older sessions), by its timestamp, role and kind.
-# With uuids, one pass over the session's small columns finds those in more than one file and
-# only their texts are compared, whatever the number of files (CROSS JOIN keeps the session's
-# entries the outer loop: driven by the twins, SQLite read the whole session again for each).
-# Without, each line looks for an earlier twin among the session's entries of its timestamp.
+# ``:session``): the same transcripts kept under two folders, or a resumed session's file, would
+# otherwise show and count twice. A copy is the same line, thread and text (a uuid alone is not
+# enough: short ones get reused), the earliest file keeping it; a line without a uuid (pi's older
+# sessions) is known by its timestamp, role and kind. With uuids, one pass over the session's
+# small columns finds those in several files and only their texts are compared; CROSS JOIN keeps
+# the session's entries the outer loop (driven by the twins, SQLite read the session per twin).
 _REPEATED = """
 SELECT c.id FROM entries c
 CROSS JOIN (SELECT uuid, block, piece, sidechain, min(file_id) AS first FROM entries

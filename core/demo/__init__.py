@@ -31,7 +31,7 @@ def demo_home(home: Path | None = None, *, reset: bool = False) -> Path:
     scratch with ``reset``. A new throwaway folder per run filled the temp folder, never
     removed."""
     parent = Paths.resolve(home).home
-    ensure_private_dir(parent)  # the README's promise holds for a home the demo creates too
+    ensure_private_dir(parent)  # a home is private (0700), also one the demo creates
     path = parent / "demo"
     if reset and path.exists():
         shutil.rmtree(path)
