@@ -71,13 +71,10 @@ def admit(
 def once_each(db: Queryable, fused: list[Fused]) -> list[Fused]:
     """Each message once, where it ranks best: the same turn in two files (a resumed or forked
     session carries its history into a new file; the same transcript copied twice) would show
-    twice and push other answers off the first page. Measured: 11% of the first 10 slots of the
-    question set's dev half were such copies; showing each once found two more of its 66
-    questions and four more of the 61 paraphrases (docs/embeddings.md).
+    twice and push other answers off the first page (docs/search-quality.md).
 
     A todo list restated at every step (:data:`~clawback.core.formats.rendering.RESTATING_TOOLS`)
-    counts as one message per session: "tar tests coverage" showed six versions of one
-    session's list among its first twelve hits."""
+    counts as one message per session: otherwise its versions fill the first page."""
     ids = [item.id for item in fused]
     if not ids:
         return fused
