@@ -101,6 +101,10 @@ _GITLAB_TRIGGER = re.compile(rb"gl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat)-")
 _GITLAB = re.compile(
     r"(?<![A-Za-z0-9_-])(gl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat)-)[A-Za-z0-9_-]{20,}"
 )
+# A Telegram bot token: the bot's id, a colon, 35 characters. The id stays (it is public); the
+# secret after it ends in a run of token characters, which is the trigger.
+_TELEGRAM_TRIGGER = re.compile(rb"[0-9]{8,10}:[A-Za-z0-9_-]{20}")
+_TELEGRAM = re.compile(r"(?<![A-Za-z0-9_:-])([0-9]{8,10}:)[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])")
 _SENDGRID = re.compile(r"(?<![A-Za-z0-9_-])(SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{20,64}")
 # An AWS secret access key: 40 characters of standard base64, alone (no "key =" before it).
 _AWS_SECRET_LEN = 40
@@ -145,6 +149,12 @@ def mask_secrets(text: str) -> str:
     # A GitLab or SendGrid token ends in a run of 20 token characters: no run, no token.
     if at >= 0 and (b"SG." in raw or _GITLAB_TRIGGER.search(raw)):
         masked = _SENDGRID.sub(_mask_prefixed, _GITLAB.sub(_mask_prefixed, text))
+        if masked != text:
+            text, raw = masked, masked.encode()
+            classes = raw.translate(TO_CLASS)
+            at = classes.find(_RUN_SHORT)
+    if at >= 0 and b":" in raw and _TELEGRAM_TRIGGER.search(raw):
+        masked = _TELEGRAM.sub(_mask_prefixed, text)
         if masked != text:
             text, raw = masked, masked.encode()
             classes = raw.translate(TO_CLASS)

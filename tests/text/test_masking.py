@@ -27,6 +27,7 @@ SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 HEX32 = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 UUID = "8b418ea5-895d-4ad5-abe8-4489d36e454f"
+TELEGRAM = "123456789:AAHk0-xQ4vZ9_b8TtWq3LmNpRs7uVwXyZ12"  # a bot token's shape
 PEM_BODY = (
     "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwVNHUoBqzMrQz\n"
     "Tbl1jO7YfYOqA7eY+hc1kq3Qx3Nw6RWgZ2Zq0uEyUfyW6H3Pvrl9FJgoBrQ/XeZ8\n"
@@ -48,6 +49,8 @@ PEM_BODY = (
         (f"md5 or key {HEX32}", "md5 or key 0a1b2c3…[masked]"),
         (f"upper {HEX32.upper()}", "upper 0A1B2C3…[masked]"),
         (f"token = {SHA1}", "token = [masked]"),  # a digest's shape given as a secret's value
+        (f"bot {TELEGRAM} ok", "bot 123456789:…[masked] ok"),
+        (f"{TELEGRAM}/getUpdates", "123456789:…[masked]/getUpdates"),
     ],
 )
 def test_known_formats_keep_a_prefix_that_says_what_they_were(text: str, expected: str) -> None:
