@@ -33,8 +33,9 @@ PROMPT_WRAPPERS: tuple[str, ...] = (
 _BREAK = "\u200b"
 # "<", optional spaces and "/", the name, then anything but more name characters: catches
 # </current-message>, <current-message role="x">, < /Current-Message >, <current-message/>.
+# A tag neutralised already is left as it is, so text that passes twice reads the same.
 _TAG = re.compile(
-    r"<(\s*/?\s*)(" + "|".join(re.escape(tag) for tag in PROMPT_WRAPPERS) + r")(?![\w-])",
+    r"<(\s*/?\s*)(" + "|".join(re.escape(tag) for tag in PROMPT_WRAPPERS) + r")(?![\w\u200b-])",
     re.IGNORECASE,
 )
 

@@ -64,3 +64,8 @@ def test_a_recalled_message_cannot_forge_the_current_message() -> None:
         "<current-message",
         "</current-message",
     ]
+
+
+def test_text_neutralised_once_reads_the_same_when_it_passes_again() -> None:
+    once = neutralise_wrappers(FORGED)
+    assert neutralise_wrappers(once) == once
