@@ -6,6 +6,7 @@ Each opens the home, does one job and prints: rich text for people, ``--json`` f
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -253,6 +254,7 @@ def conversations(ctx: click.Context, status: str | None, limit: int, as_json: b
 def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
     from clawback.core.embeddings.coverage import coverage
+    from clawback.core.gateway.status import read_status
     from clawback.core.hooks.log import last_runs, recent_failures
     from clawback.core.ingest.health import health
 
@@ -263,13 +265,17 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     )
     hook_runs = last_runs(home.paths.hooks)
     hook_failures = recent_failures(home.paths.hooks)
+    gateway = read_status(home.paths.gateway, "telegram")
     if as_json:
         embeddings = {**vectors.to_json(), "setting": home.config.embeddings.model}
         hooks = {
             "last_runs": {event: asdict(run) for event, run in hook_runs.items()},
             "failures": [asdict(run) for run in hook_failures],
         }
-        print_json({**report.to_json(), "embeddings": embeddings, "hooks": hooks})
+        gateways = {"telegram": gateway.to_json()}
+        print_json(
+            {**report.to_json(), "embeddings": embeddings, "hooks": hooks, "gateways": gateways}
+        )
         return
     out.print(f"[bold]Database[/] {report.database} ({report.database_bytes / 1_048_576:.1f} MB)")
     for source, counts in sorted(report.sources.items()):
@@ -305,6 +311,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         )
     _print_embeddings(vectors, home.config.embeddings)
     _print_hooks(hook_runs, hook_failures)
+    _print_gateway(gateway, home.paths.gateway / "telegram")
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
     else:
@@ -323,6 +330,16 @@ def _print_hooks(runs: dict[str, Any], failures: list[Any]) -> None:
     for run in failures:
         when = run.at.replace("T", " ").rstrip("Z")
         out.print(f"  [yellow]{run.event} {run.outcome}[/] {when}: {escape(run.detail)}")
+
+
+def _print_gateway(status: Any, folder: Path) -> None:
+    """The Telegram gateway: running or not, its last update and recent errors (once used)."""
+    if not status.running and not folder.exists():
+        return
+    out.print(f"[bold]Gateway[/] {escape(status.summary())}")
+    for error in status.errors:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(error.get("at", 0)))
+        out.print(f"  [yellow]{when}[/] {escape(str(error.get('what', '')))}")
 
 
 def _print_embeddings(vectors: Any, settings: EmbeddingsConfig) -> None:
@@ -387,6 +404,10 @@ def watch(ctx: click.Context) -> None:
             embedder.stop()
 
 
+#: settings whose value ``clawback config`` never prints
+SECRET_SETTINGS = frozenset({"telegram.token"})
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
@@ -399,7 +420,10 @@ def config(ctx: click.Context, as_json: bool) -> None:
     rows = []
     for dotted, default, doc in describe():
         section, key = dotted.split(".")
-        rows.append({"key": dotted, "value": values[section][key], "default": default, "doc": doc})
+        value = values[section][key]
+        if dotted in SECRET_SETTINGS and value:
+            value = "(set, not shown)"
+        rows.append({"key": dotted, "value": value, "default": default, "doc": doc})
     if as_json:
         print_json(rows)
         return

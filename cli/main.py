@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "demo": "app:demo",
     "resume": "restore:resume",
     "restore": "restore:restore",
+    "gateway": "gateway:gateway",
 }
 
 

@@ -156,6 +156,46 @@ class UIConfig:
 
 
 @dataclass
+class TelegramConfig:
+    token: str = setting(
+        "", "Bot token from @BotFather ($TELEGRAM_BOT_TOKEN overrides); never printed or logged."
+    )
+    api_base: str = setting(
+        "https://api.telegram.org", "Bot API address (a local Bot API server, or a test stand-in)."
+    )
+    allow: list[str] = setting(
+        [], "Who may talk to the bot: Telegram user ids and/or @usernames; empty: nobody."
+    )
+    groups: list[str] = setting(
+        [], "Group ids the bot answers in, when mentioned or replied to; other groups are ignored."
+    )
+    group_open: bool = setting(
+        False, "In a listed group, answer every member, not only those in telegram.allow."
+    )
+    group_history: int = setting(
+        50,
+        "Per group: recent messages not addressed to the bot, given as context when it is; 0 off.",
+    )
+    dm_scope: str = setting(
+        "main", "DMs share the main session ('main') or each sender gets one ('per-peer')."
+    )
+    agent: str = setting("main", "The agent id in the gateway's session keys (agent:<id>:...).")
+    debounce_ms: int = setting(
+        1_500, "Messages from one sender in one chat this close together become one turn."
+    )
+    max_concurrent_turns: int = setting(
+        4, "Turns run at once across chats (each chat runs one at a time, in order)."
+    )
+    unsupported: str = setting(
+        "reply", "Stickers, photos without text, edits: 'reply' (one short line) or 'ignore'."
+    )
+    answer_pending_minutes: int = setting(
+        60, "On restart, answer messages left unanswered up to this old; older ones are marked."
+    )
+    poll_timeout_s: int = setting(30, "Long polling: how long one getUpdates waits for news.")
+
+
+@dataclass
 class Config:
     sources: SourcesConfig = field(default_factory=SourcesConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)
@@ -164,6 +204,7 @@ class Config:
     embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
     hooks: HooksConfig = field(default_factory=HooksConfig)
     ui: UIConfig = field(default_factory=UIConfig)
+    telegram: TelegramConfig = field(default_factory=TelegramConfig)
 
     def workspace(self, paths: Paths) -> Path:
         """Where the memory files live: the configured folder, else the home's own."""
@@ -263,9 +304,18 @@ def _validate(config: Config, fail: Any) -> None:
         ("chat", "context_window"),
         ("embeddings", "threads"),
         ("hooks", "timeout_s"),
+        ("telegram", "max_concurrent_turns"),
+        ("telegram", "poll_timeout_s"),
     ):
         if getattr(getattr(config, section), key) <= 0:
             raise fail("must be positive", section, key)
+    if config.telegram.dm_scope not in ("main", "per-peer"):
+        raise fail("must be 'main' or 'per-peer'", "telegram", "dm_scope")
+    if config.telegram.unsupported not in ("reply", "ignore"):
+        raise fail("must be 'reply' or 'ignore'", "telegram", "unsupported")
+    for key in ("group_history", "debounce_ms", "answer_pending_minutes"):
+        if getattr(config.telegram, key) < 0:
+            raise fail("must be 0 or more", "telegram", key)
     # The app writes these as filters change; a hand edit is checked as strictly as any other.
     listed = [s.value for s in Source if s is not Source.MEMORY]
     for key, allowed in (

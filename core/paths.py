@@ -112,6 +112,11 @@ class Paths:
         """Claude Code hooks: their log (``log.jsonl``), locks and per-session state."""
         return self.home / "hooks"
 
+    @property
+    def gateway(self) -> Path:
+        """Chat gateways' state (``gateway/telegram/``: offset, inbox, pairing codes, status)."""
+        return self.home / "gateway"
+
     def ensure(self) -> Paths:
         """Create the home and its folders with private permissions."""
         ensure_private_dir(self.home)
