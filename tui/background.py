@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from clawback.core.errors import ClawbackError
+from clawback.core.gateway.status import read_status
 from textual.dom import DOMNode
 from textual.worker import Worker
 
@@ -22,6 +23,8 @@ from .widgets.ingest_progress import IngestProgress
 if TYPE_CHECKING:
     from .app import ClawbackApp
     from .store import Store
+
+GATEWAY_CHECK_S = 30.0
 
 
 def start(app: ClawbackApp) -> None:
@@ -36,6 +39,28 @@ def start(app: ClawbackApp) -> None:
     app.run_worker(
         partial(_first_run, app), name="first-run check", thread=True, exit_on_error=False
     )
+    check_gateway(app)
+    app.set_interval(GATEWAY_CHECK_S, partial(check_gateway, app))
+
+
+def check_gateway(app: ClawbackApp) -> None:
+    """Say in the title whether a Telegram gateway runs for this home (a file and a lock
+    read in a thread, every :data:`GATEWAY_CHECK_S`)."""
+    app.run_worker(
+        partial(_gateway_title, app),
+        name="gateway status",
+        group="gateway",
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+    )
+
+
+def _gateway_title(app: ClawbackApp) -> None:
+    status = read_status(app.store.paths.gateway, "telegram")
+    title = f"{app.TITLE} · {status.summary()}" if status.running else app.TITLE
+    if app.title != title:
+        app.call_from_thread(setattr, app, "title", title)
 
 
 def _watch(app: ClawbackApp) -> None:

@@ -8,6 +8,7 @@ import json
 from clawback.core.gateway.status import read_status
 from clawback.core.home import Home
 from clawback.core.locking import held
+from clawback.tui.format import origin_label
 
 from tests.cli_runner import run_cli
 from tests.fake_claude.fixtures import FakeClaude
@@ -41,3 +42,11 @@ async def test_health_reports_a_running_gateway_its_last_update_and_errors(
     after = await asyncio.to_thread(run_cli, "health", home=home.paths.home)
     assert "Gateway telegram: not running" in after.stdout
 
+
+def test_the_session_list_names_the_channel_a_chat_came_through() -> None:
+    assert origin_label("native", "agent:main:telegram:group:-100500") == "clawback · Telegram"
+    assert origin_label("native", "agent:main:telegram:dm:42") == "clawback · Telegram"
+    assert origin_label("native", "agent:main:main") == "clawback · gateway"
+    assert origin_label("native", "local:alice") == "clawback"
+    assert origin_label("openclaw", "agent:main:telegram:dm:42") == "OpenClaw"
+    assert origin_label("native", "agent:bad key") == "clawback"

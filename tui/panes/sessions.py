@@ -25,7 +25,15 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import get_current_worker
 
 from .. import background, resume
-from ..format import SOURCES, local_date, plural, project_label, project_labels, source_label
+from ..format import (
+    SOURCES,
+    local_date,
+    origin_label,
+    plural,
+    project_label,
+    project_labels,
+    source_label,
+)
 from ..store import Store
 from ..widgets.ingest_progress import IngestProgress
 from ..widgets.pane import Pane, stylesheet
@@ -73,7 +81,7 @@ def session_row(session: SessionSummary) -> Content:
     details = " · ".join(
         part
         for part in (
-            source_label(session.source),
+            origin_label(session.source, session.key),
             local_date(session.updated_at or session.started_at),
             plural(session.message_count, "msg"),
             "source deleted" if session.source_missing else "",

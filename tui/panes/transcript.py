@@ -28,7 +28,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ..format import local_time, plural, source_label
+from ..format import local_time, origin_label, plural
 from ..screens.dialogs import PromptScreen
 from ..store import Store
 from ..widgets.chat_dock import ChatDock
@@ -181,7 +181,7 @@ class TranscriptPane(Pane):
         self.border_title = Content(" ".join(session.title.split())[:80])  # never markup
         hidden = len(self._messages) - len(self.window.messages)
         facts = [
-            source_label(session.source),
+            origin_label(session.source, session.key),
             local_time(session.started_at),
             plural(session.message_count, "message"),
             session.cwd or "",
