@@ -1,0 +1,30 @@
+"""The app says when a Telegram gateway runs for its home, and which sessions came through one."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from clawback.core.home import Home
+from clawback.core.locking import held
+from clawback.tui.app import make_app
+
+from .conftest import SIZE
+from .pilot import settle
+
+
+async def test_the_title_says_a_gateway_runs_for_this_home(demo_home: Home) -> None:
+    folder = demo_home.paths.gateway / "telegram"
+    folder.mkdir(parents=True)
+    status = {"bot": "memory_bot", "last_update_at": time.time(), "errors": []}
+    (folder / "status.json").write_text(json.dumps(status))
+    app = make_app(demo_home, watch=False)
+    with held(folder / "gateway.lock") as mine:  # as a running `clawback gateway telegram`
+        assert mine
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert app.title.startswith("clawback · telegram: running as @memory_bot")
+    quiet = make_app(Home.open(demo_home.paths.home), watch=False)
+    async with quiet.run_test(size=SIZE) as pilot:  # the lock is free: nothing runs
+        await settle(pilot)
+        assert quiet.title == "clawback"
