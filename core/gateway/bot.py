@@ -30,6 +30,7 @@ from telegram.constants import ChatAction, ParseMode
 from telegram.error import (
     BadRequest,
     Conflict,
+    EndPointNotFound,
     Forbidden,
     InvalidToken,
     NetworkError,
@@ -197,9 +198,11 @@ def bot_failure(exc: BaseException) -> str:
         return "another program is polling this bot (only one gateway per bot can run)"
     if isinstance(exc, InvalidToken):
         return "Telegram rejected the bot token"
+    if isinstance(exc, EndPointNotFound):
+        return "Telegram rejected the bot token, or telegram.api_base is not a Bot API"
     return describe(exc)
 
 
 def is_fatal(exc: BaseException) -> bool:
     """A polling failure that waiting will not cure."""
-    return isinstance(exc, InvalidToken | Forbidden)
+    return isinstance(exc, InvalidToken | EndPointNotFound | Forbidden)

@@ -36,7 +36,7 @@ from clawback.core.claude.errors import (
     ClaudeTimeout,
 )
 from clawback.core.config import TelegramConfig
-from clawback.core.errors import ClawbackError
+from clawback.core.errors import ClawbackError, ConfigError
 from clawback.core.formats.session_keys import dm_key, group_key, main_key
 from clawback.core.gateway.access import Access, PairingCodes
 from clawback.core.gateway.api import BotApi, Undeliverable
@@ -170,8 +170,8 @@ class TelegramGateway:
                     what, fatal = self.bot.explain(exc)
                     self.status.error(what)
                     self.say(f"Polling failed: {what}")
-                    if fatal:
-                        raise
+                    if fatal:  # a revoked token: waiting will not help; one line, exit 2
+                        raise ConfigError(f"the gateway stopped: {what}") from None
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(stop.wait(), backoff)
                     backoff = min(backoff * 2, POLL_BACKOFF_MAX_S)

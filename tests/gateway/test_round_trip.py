@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from clawback.core.archive.sessions import list_sessions, session_messages
+from clawback.core.errors import ConfigError
 from clawback.core.gateway.access import PairingCodes
 from clawback.core.home import Home
 from clawback.core.search.engine import search
@@ -154,3 +156,15 @@ async def test_a_bot_token_pasted_into_a_chat_is_masked_in_the_index(
     session = next(s for s in list_sessions(home.db) if s.key == "agent:main:main")
     users = [m.text for m in session_messages(home.db, session.id) if m.role == "user"]
     assert users == ["my bot token is 123456789:…[masked]"]
+
+
+async def test_a_token_revoked_while_running_stops_the_gateway_with_one_line(
+    home: Home, standin: TelegramStandin, fake_claude: FakeClaude
+) -> None:
+    async with run_gateway(home, standin) as running:
+        standin.token = "987654321:revoked"  # every call is now a 401
+        assert running.task is not None
+        with pytest.raises(ConfigError, match="rejected the bot token"):
+            await asyncio.wait_for(running.task, 20)
+        running.task = None
+    assert running.gateway.status.status.running is False
