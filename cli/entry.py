@@ -1,27 +1,35 @@
-"""The ``clawback`` console script's first step: Claude Code's hook events skip the click app.
+"""The ``clawback`` console script's first step: what Claude Code runs skips the click app.
 
 Claude Code runs ``clawback --home H hook <event>`` at every event, the ``user-prompt`` one on
-every prompt, and click with the command table is a fifth of such a run. So exactly that shape
-(what ``clawback hooks install`` writes) is answered here, with the hook runner alone; anything
-else, including a hook command with any other option, goes to :func:`clawback.cli.main.main`.
+every prompt, and ``clawback mcp`` with every session, waiting for its handshake; click with
+the command table is a fifth of such a run. So exactly those shapes (what ``clawback hooks
+install`` and ``clawback mcp install`` write) are answered here, with only what they need;
+anything else, including the same command with any other option, goes to
+:func:`clawback.cli.main.main`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def _hook_call(args: list[str]) -> tuple[str | None, str] | None:
-    """``(home or None, event)`` when ``args`` is ``[--home H] hook <event>``."""
+def _direct_call(args: list[str]) -> tuple[str | None, list[str]] | None:
+    """``(home or None, the rest)`` when ``args`` is ``[--home H] hook <event>`` or
+    ``[--home H] mcp``."""
     home: str | None = None
-    if len(args) == 4 and args[0] == "--home":
+    if len(args) >= 2 and args[0] == "--home":
         home, args = args[1], args[2:]
-    elif len(args) == 3 and args[0].startswith("--home="):
+    elif args and args[0].startswith("--home="):
         home, args = args[0].partition("=")[2], args[1:]
     if len(args) == 2 and args[0] == "hook" and not args[1].startswith("-"):
-        return home, args[1]
+        return home, args
+    if args == ["mcp"]:
+        return home, args
     return None
 
 
@@ -42,13 +50,19 @@ def answer_event(name: str, home: str | Path | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    call = _hook_call(args)
+    call = _direct_call(args)
     if call is not None:
+        home, rest = call
+        home = home or os.environ.get("CLAWBACK_HOME") or None
+        if rest == ["mcp"]:
+            from clawback.cli.mcp_serve import serve_mcp
+
+            serve_mcp(home)
+            return
         from clawback.core.hooks.run import HANDLERS
 
-        home, name = call
-        if name in HANDLERS:
-            answer_event(name, home or os.environ.get("CLAWBACK_HOME") or None)
+        if rest[1] in HANDLERS:
+            answer_event(rest[1], home)
             return
     from clawback.cli.main import main as click_main
 

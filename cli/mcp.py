@@ -4,9 +4,11 @@
 [--scope user|project|local]`` and ``clawback mcp uninstall`` register it through the user's own
 ``claude mcp add`` / ``remove``; ``clawback mcp config`` prints the JSON block other clients take.
 
-Serving must start fast (Claude Code waits for its servers before the first request), so it
-opens only a read connection and imports the MCP SDK only then; and stdout belongs to the
-protocol, so nothing here prints while serving.
+Serving must start fast (Claude Code waits for its servers before the first request): the
+stdio front answers the handshake while the index opens and the MCP SDK loads
+(:mod:`clawback.cli.mcp_serve`); the console script takes the exact command clients run
+(``clawback mcp``, ``clawback --home H mcp``) straight there, without click
+(:mod:`clawback.cli.entry`). stdout belongs to the protocol: nothing here prints while serving.
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
-from clawback.cli.home import home_option, open_index
+from clawback.cli.home import home_option
 from clawback.cli.output import note
 from clawback.core.claude.mcp import (
     SCOPES,
@@ -31,9 +32,6 @@ from clawback.core.claude.mcp import (
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
 
-if TYPE_CHECKING:  # the vector side is imported only when serving
-    from clawback.core.search.engine import NearestChunks
-
 CLAUDE_TIMEOUT = 120.0  # `claude mcp add` is quick; `get` starts the server to check it
 
 
@@ -43,23 +41,9 @@ def mcp(ctx: click.Context) -> None:
     """Serve the memory over MCP (stdio), or register it with Claude Code (install)."""
     if ctx.invoked_subcommand is not None:
         return
-    from clawback.core.db_guard import FollowingReader, guard_bus_errors
+    from clawback.cli.mcp_serve import serve_mcp
 
-    conn = open_index(ctx)
-    conn.execute("PRAGMA query_only = ON")  # the server only reads; SQLite enforces it
-    from clawback.core.mcp.server import serve
-
-    guard_bus_errors()  # a cut clawback.db-shm is mended, never a silent SIGBUS
-    serve(FollowingReader(Paths.resolve(home_option(ctx)).database, conn), _nearest(ctx))
-
-
-def _nearest(ctx: click.Context) -> NearestChunks | None:
-    """The vector side for hybrid memory_search, when this home has vectors."""
-    from clawback.core.config import load_config
-    from clawback.core.embeddings import deferred_nearest
-
-    paths = Paths.resolve(home_option(ctx))
-    return deferred_nearest(paths.vectors, load_config(paths.config).embeddings)
+    serve_mcp(home_option(ctx))
 
 
 def _home(ctx: click.Context) -> Path:

@@ -1,0 +1,206 @@
+"""What the memory server answers before its SDK has loaded: ``initialize`` and the listings.
+
+These are the SDK's own answers for :mod:`.server` as it registers the tools, written down so
+the stdio front (:mod:`.front`) can give them in the first milliseconds: Claude Code waits for
+them before a session's first request. ``tests/mcp/test_front.py`` runs the server with and
+without the front and requires the same answers for every protocol version; when a tool's
+description or arguments change in :mod:`.server`, that test prints the new :data:`TOOLS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clawback.core.mcp.texts import (
+    GET_DESCRIPTION,
+    INSTRUCTIONS,
+    SEARCH_DESCRIPTION,
+    SERVER_NAME,
+)
+
+#: the versions the SDK negotiates (``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS``)
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
+EMPTY_LISTINGS: dict[str, dict[str, Any]] = {
+    "prompts/list": {"prompts": []},
+    "resources/list": {"resources": []},
+    "resources/templates/list": {"resourceTemplates": []},
+    "ping": {},
+}
+
+
+def initialize(params: object) -> dict[str, Any] | None:
+    """The ``initialize`` result for a request with ``params``, or ``None`` when they are not
+    a well-formed request (the SDK then answers, with what is wrong)."""
+    if not isinstance(params, dict):
+        return None
+    info, version = params.get("clientInfo"), params.get("protocolVersion")
+    if not isinstance(version, str) or not isinstance(params.get("capabilities"), dict):
+        return None
+    if not isinstance(info, dict) or not all(
+        isinstance(info.get(k), str) for k in ("name", "version")
+    ):
+        return None
+    from clawback.core import __version__
+
+    return {
+        "capabilities": CAPABILITIES,
+        "instructions": INSTRUCTIONS,
+        "protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def listing(method: str, params: object) -> dict[str, Any] | None:
+    """The result of ``tools/list`` and the other listings, or ``None`` for a method not
+    answered here (or a page past the first, which there never is)."""
+    if params is not None and (not isinstance(params, dict) or set(params) - {"_meta"}):
+        return None
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    return EMPTY_LISTINGS.get(method)
+
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "annotations": {"openWorldHint": False, "readOnlyHint": True},
+        "description": SEARCH_DESCRIPTION,
+        "inputSchema": {
+            "properties": {
+                "query": {
+                    "description": "Words to find (clawback search syntax).",
+                    "title": "Query",
+                    "type": "string",
+                },
+                "max_results": {
+                    "default": 8,
+                    "description": "How many hits (1-50).",
+                    "title": "Max Results",
+                    "type": "integer",
+                },
+                "source": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Only this source: claude-code, openclaw, native, memory, fact.",
+                    "title": "Source",
+                },
+                "session": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Only this session (id).",
+                    "title": "Session",
+                },
+                "since": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Only on or after YYYY-MM-DD.",
+                    "title": "Since",
+                },
+                "until": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "Only on or before YYYY-MM-DD.",
+                    "title": "Until",
+                },
+                "kind": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "text, thinking, tool, output, hook, notice, all (default all).",
+                    "title": "Kind",
+                },
+                "mode": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": None,
+                    "description": "keyword (exact words), semantic "
+                    "(meaning) or hybrid (both; the "
+                    "default when the archive has "
+                    "embeddings). Try semantic when words "
+                    "miss.",
+                    "title": "Mode",
+                },
+            },
+            "required": ["query"],
+            "type": "object",
+            "title": "memory_searchArguments",
+        },
+        "name": "memory_search",
+        "outputSchema": {
+            "properties": {
+                "results": {
+                    "items": {"$ref": "#/$defs/SearchHit"},
+                    "title": "Results",
+                    "type": "array",
+                }
+            },
+            "required": ["results"],
+            "type": "object",
+            "$defs": {
+                "SearchHit": {
+                    "properties": {
+                        "ref": {"title": "Ref", "type": "string"},
+                        "session_id": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "title": "Session Id",
+                        },
+                        "session_title": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "title": "Session Title",
+                        },
+                        "source": {"title": "Source", "type": "string"},
+                        "role": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Role"},
+                        "kind": {"title": "Kind", "type": "string"},
+                        "timestamp": {
+                            "anyOf": [{"type": "string"}, {"type": "null"}],
+                            "title": "Timestamp",
+                        },
+                        "snippet": {"title": "Snippet", "type": "string"},
+                        "score": {"title": "Score", "type": "number"},
+                        "found_by": {"title": "Found By", "type": "string"},
+                    },
+                    "required": [
+                        "ref",
+                        "session_id",
+                        "session_title",
+                        "source",
+                        "role",
+                        "kind",
+                        "timestamp",
+                        "snippet",
+                        "score",
+                        "found_by",
+                    ],
+                    "title": "SearchHit",
+                    "type": "object",
+                }
+            },
+            "title": "SearchAnswer",
+        },
+    },
+    {
+        "annotations": {"openWorldHint": False, "readOnlyHint": True},
+        "description": GET_DESCRIPTION,
+        "inputSchema": {
+            "properties": {
+                "ref": {
+                    "description": "A ref from memory_search, or a session_id.",
+                    "title": "Ref",
+                    "type": "string",
+                },
+                "context": {
+                    "default": 1,
+                    "description": "Neighbouring turns to include on each side (0-10).",
+                    "title": "Context",
+                    "type": "integer",
+                },
+            },
+            "required": ["ref"],
+            "type": "object",
+            "title": "memory_getArguments",
+        },
+        "name": "memory_get",
+    },
+]
