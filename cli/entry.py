@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: importing typing costs a hook 5-10 ms
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from clawback.core.hooks.client import HereFn
 
 
 def _direct_call(args: list[str]) -> tuple[str | None, list[str]] | None:
@@ -33,19 +35,18 @@ def _direct_call(args: list[str]) -> tuple[str | None, list[str]] | None:
     return None
 
 
-def answer_event(name: str, home: str | Path | None) -> None:
-    """Read the event on stdin, print the hook's answer (or nothing), and exit 0."""
-    from clawback.core.hooks.events import MAX_EVENT_BYTES
-    from clawback.core.hooks.run import run_hook
+def answer_event(name: str, home: str | Path | None, *, whole_process: bool = True) -> None:
+    """Read the event on stdin, print the hook's answer (or nothing): the warm process's when
+    it runs (:mod:`clawback.core.hooks.client`). ``whole_process``: this process exists for
+    the hook (the console script's own path), see :func:`~clawback.core.hooks.client.answer`."""
+    from clawback.core.hooks.client import answer
 
-    stdin = sys.stdin
-    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read(MAX_EVENT_BYTES + 1)
-    result = run_hook(name, raw, home)
-    if result.output:
-        sys.stdout.write(result.output + "\n")
-        sys.stdout.flush()
-    if result.abandoned:  # a handler still runs past hooks.timeout_s: end now, without it
-        os._exit(0)
+    def here() -> HereFn:
+        from clawback.core.hooks.run import answer_here
+
+        return answer_here
+
+    answer(name, None if home is None else str(home), here, whole_process=whole_process)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -59,9 +60,9 @@ def main(argv: list[str] | None = None) -> None:
 
             serve_mcp(home)
             return
-        from clawback.core.hooks.run import HANDLERS
+        from clawback.core.hooks.client import HOOK_NAMES
 
-        if rest[1] in HANDLERS:
+        if rest[1] in HOOK_NAMES:
             answer_event(rest[1], home)
             return
     from clawback.cli.main import main as click_main

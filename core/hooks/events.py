@@ -14,8 +14,7 @@ import json
 from dataclasses import dataclass
 
 from clawback.core.errors import ClawbackError
-
-MAX_EVENT_BYTES = 4 * 1024 * 1024  # a prompt can be long; an event bigger than this is refused
+from clawback.core.hooks.client import MAX_EVENT_BYTES
 
 
 class EventError(ClawbackError):

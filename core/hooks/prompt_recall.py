@@ -9,16 +9,14 @@ fact found by words that holds less than a quarter of the prompt's words (weight
 search's floor for loose hits, ``LOOSE_FLOOR``) is noise, so below that floor nothing is
 injected at all.
 
-This runs on every prompt. By meaning too it asks the warm process
-(:mod:`~clawback.core.warm.server`) and imports nothing else; when there is none it
-starts one and answers that prompt by words alone (:mod:`~clawback.core.hooks.recall_block`,
-through a plain read connection).
+In the warm process (:mod:`.serve`) recall uses the vectors it holds; in the hook's own process
+(no warm process answered, :mod:`.client`) it recalls by words alone, or by meaning too with
+``hooks.warm_minutes = 0`` (:mod:`.recall_block`).
 """
 
 from __future__ import annotations
 
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.warm.server import ASK_TIMEOUT_S, allowed, ask, should_start, start
 
 
 def _by_meaning(ctx: HookContext) -> bool:
@@ -27,24 +25,14 @@ def _by_meaning(ctx: HookContext) -> bool:
 
 
 def answer(ctx: HookContext) -> Answer:
-    event = ctx.event
-    prompt = event.prompt
+    prompt = ctx.event.prompt
     if not prompt.strip() or prompt.lstrip().startswith("/"):
         return Answer(detail="a command, not a question")  # /compact, /clear: nothing to recall
-    if _by_meaning(ctx) and allowed(ctx.config.hooks.warm_minutes):
-        request = {
-            "prompt": prompt,
-            "session_id": event.session_id,
-            "cap": ctx.config.hooks.recall_tokens,
-        }
-        reply = ask(ctx.paths, request, min(ASK_TIMEOUT_S, ctx.seconds_left() - 0.5))
-        if reply is not None:
-            return Answer(text=str(reply["text"]), detail=f"hybrid: {reply.get('detail', '')}")
-        if should_start(ctx.paths):
-            start(ctx.paths)
-    # Imported only now: a prompt the warm process answered needs none of it.
     from clawback.core.hooks import recall_block
+    from clawback.core.warm.server import allowed
 
+    if ctx.warm is not None:
+        return recall_block.in_warm(ctx)
     if _by_meaning(ctx) and not allowed(ctx.config.hooks.warm_minutes):
         return recall_block.in_process(ctx)
     return recall_block.by_words(ctx)

@@ -1,34 +1,31 @@
-"""The recall block for one prompt, and the two processes that build it by meaning.
+"""The recall block for one prompt, wherever it is built.
 
 :func:`recall_for_prompt` is what every path of the ``user-prompt`` hook ends in: clawback's
 chat recall (:func:`~clawback.core.chat.recall.recall`) with the hook's rules (the session's own
 lines left out, the relevance floor, ``hooks.recall_tokens``), framed as reference. It runs in
-the hook's own process by words alone (:func:`by_words`) or with the vectors loaded there
-(:func:`in_process`, ``hooks.warm_minutes = 0``), and in the warm process
-(:func:`serve_recall`), which also answers ``clawback search``'s nearest-chunks requests
-(:func:`~clawback.core.warm.nearest.answer_nearest`) from the same loaded vectors and model.
-Kept apart from :mod:`.prompt_recall` so that a prompt the warm process answers imports none of
-it.
+the warm process with the vectors it holds (:func:`in_warm`), or in the hook's own process by
+words alone (:func:`by_words`) or with the vectors loaded there (:func:`in_process`,
+``hooks.warm_minutes = 0``).
+
+A prompt is read up to :data:`PROMPT_CHARS` (its head and its tail): a pasted megabyte of logs
+took recall 9.5 s, and what it asks is at its start or its end.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from typing import Any
 
 from clawback.core.chat.recall import recall
-from clawback.core.config import Config
 from clawback.core.db import connect_reader
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.memory.facts import facts_for_recall
-from clawback.core.paths import Paths
 from clawback.core.search.candidates import LOOSE_FLOOR
 from clawback.core.search.engine import NearestChunks
-from clawback.core.warm.nearest import answer_nearest
-from clawback.core.warm.server import serve
+
+PROMPT_CHARS = 4_000  # read of a prompt: its first and last halves of this
 
 
 def recall_for_prompt(
@@ -42,7 +39,7 @@ def recall_for_prompt(
     """The framed recall block for ``prompt`` (empty below the floor)."""
     block = recall(
         conn,
-        [prompt],
+        [bounded(prompt)],
         cap=cap,
         facts_provider=functools.partial(facts_for_recall, conn),
         exclude_session=session_id,
@@ -53,6 +50,14 @@ def recall_for_prompt(
         return Answer(detail="nothing above the floor")  # never the prompt's words: see log.py
     found = f"{len(block.knowledge)} facts, {len(block.details)} fragments"
     return Answer(text=as_reference(block.text), detail=found)
+
+
+def bounded(prompt: str) -> str:
+    """``prompt``, or for a long one its head and its tail (:data:`PROMPT_CHARS` in all)."""
+    if len(prompt) <= PROMPT_CHARS:
+        return prompt
+    half = PROMPT_CHARS // 2
+    return f"{prompt[:half]}\n…\n{prompt[-half:]}"
 
 
 def by_words(ctx: HookContext) -> Answer:
@@ -89,36 +94,22 @@ def in_process(ctx: HookContext) -> Answer:
     return Answer(found.text, found.outcome, f"hybrid in process: {found.detail}")
 
 
-def serve_recall(paths: Paths, config: Config) -> str:
-    """Run the warm process for this home until it is idle; returns why it stopped. It answers
-    the hook's recall requests and search's nearest-chunks requests."""
-    nearest = deferred_nearest(paths.vectors, config.embeddings)
-    if nearest is None:
-        return "no vectors to search by meaning"
-    conn = connect_reader(paths.database)
+def in_warm(ctx: HookContext) -> Answer:
+    """Hybrid recall in the warm process, with the vectors it holds (by words alone when the
+    home has none)."""
+    nearest = ctx.warm.nearest if ctx.warm is not None else None
+    conn = connect_reader(ctx.paths.database)
     if conn is None:
-        return "no index yet"
-    loaded = nearest
-
-    def reply(request: dict[str, Any]) -> dict[str, Any]:
-        nearest_only = answer_nearest(loaded, request)
-        if nearest_only is not None:
-            return nearest_only
+        return Answer(detail="no index yet (run `clawback ingest`)")
+    try:
         found = recall_for_prompt(
             conn,
-            str(request.get("prompt", "")),
-            session_id=str(request.get("session_id", "")),
-            cap=int(request.get("cap", 0)),
-            nearest=loaded,
-        )
-        return {"text": found.text, "detail": found.detail}
-
-    try:
-        return serve(
-            paths,
-            reply,
-            warm=lambda: loaded.nearest("warm up", 1),
-            idle_s=config.hooks.warm_minutes * 60.0,
+            ctx.event.prompt,
+            session_id=ctx.event.session_id,
+            cap=ctx.config.hooks.recall_tokens,
+            nearest=nearest,
         )
     finally:
         conn.close()
+    side = "hybrid" if nearest is not None else "keyword, warm"
+    return Answer(found.text, found.outcome, f"{side}: {found.detail}")

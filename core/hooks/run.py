@@ -1,18 +1,22 @@
 """One hook run: gate it, bound it, answer it, log it, and never let it fail the session.
 
-:func:`run_hook` is the whole contract Claude Code sees. It returns the text to print: the hook
-JSON (``hookSpecificOutput.additionalContext``) when there is context to give, else nothing.
-Whatever happens inside (no home, a broken config, a locked or missing index, a bug) the answer
-is silence, and the reason goes to the hooks log. ``CLAWBACK_HOOKS=0`` switches every hook off
-and ``hooks.exclude`` (glob patterns on the session's working folder) one project; each run is
-bounded by ``hooks.timeout_s``.
+:func:`run_hook` is the whole contract Claude Code sees, wherever it runs: in the warm process
+(:mod:`.serve`), which the hook's own process asks first (:mod:`.client`), or in the hook's own
+process when none answered (:func:`answer_here`, which then starts one). It returns the text to
+print: the hook JSON (``hookSpecificOutput.additionalContext``) when there is context to give,
+else nothing. Whatever happens inside (no home, a broken config, a locked or missing index, a
+bug) the answer is silence, and the reason goes to the hooks log. ``CLAWBACK_HOOKS=0`` switches
+every hook off and ``hooks.exclude`` (glob patterns on the session's working folder) one
+project; each run is bounded by ``hooks.timeout_s`` counted from the start of the hook's
+process, its imports included.
 
-Each event's handler lives in its own module, imported only for that event, because the
-``user-prompt`` hook runs on every prompt and pays for every import.
+Each event's handler lives in its own module, imported only for that event (and within the
+bound), because a hook's process pays for every import.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import json
@@ -22,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawback.core.config import Config, load_config
 from clawback.core.hooks.events import HookEvent, parse_event
@@ -29,6 +34,9 @@ from clawback.core.hooks.log import HookRun, record
 from clawback.core.hooks.plugin import VIA_PLUGIN_ENV, settings_hook_scope
 from clawback.core.hooks.settings import EVENTS
 from clawback.core.paths import Paths
+
+if TYPE_CHECKING:  # only the warm process holds one: a hook's own process never imports search
+    from clawback.core.search.engine import NearestChunks
 
 SWITCH_ENV = "CLAWBACK_HOOKS"
 #: Claude Code cuts hook output over 10,000 characters to a preview; stay well under it
@@ -47,13 +55,23 @@ CLAUDE_EVENTS = {name: event for event, name in EVENTS.items()}
 
 
 @dataclass(frozen=True)
+class WarmResources:
+    """What the warm process holds for the handlers it runs: the vector side, loaded once
+    (safe to ask from several threads), or ``None`` for a home without vectors."""
+
+    nearest: NearestChunks | None = None
+
+
+@dataclass(frozen=True)
 class HookContext:
-    """What a handler gets: the event, where the home is, its settings, and when to stop."""
+    """What a handler gets: the event, where the home is, its settings, when to stop, and, in
+    the warm process, what it holds."""
 
     event: HookEvent
     paths: Paths
     config: Config
     deadline: float  # time.monotonic() value after which the run is abandoned
+    warm: WarmResources | None = None
 
     @property
     def workspace(self) -> Path:
@@ -128,8 +146,9 @@ def _handler(name: str) -> Callable[[HookContext], Answer]:
     return found
 
 
-def _bounded(handler: Callable[[HookContext], Answer], ctx: HookContext) -> Answer | None:
-    """The handler's answer, or ``None`` if it did not finish before the deadline.
+def _bounded(name: str, ctx: HookContext) -> Answer | None:
+    """The answer of ``name``'s handler, or ``None`` if it did not finish (its import
+    included) before the deadline.
 
     It runs on a daemon thread so the deadline holds even inside a long SQLite call; the
     caller ends the process when it is abandoned (an interrupted ingest is safe: every file
@@ -139,7 +158,7 @@ def _bounded(handler: Callable[[HookContext], Answer], ctx: HookContext) -> Answ
 
     def target() -> None:
         try:
-            box.append(handler(ctx))
+            box.append(_handler(name)(ctx))
         except BaseException as exc:  # reported by the caller, never raised into Claude Code
             box.append(exc)
 
@@ -169,10 +188,22 @@ def _outcome(answer: Answer, text: str, claude_event: str) -> str:
 
 
 def run_hook(
-    name: str, raw: bytes, home: str | Path | None, *, environ: Mapping[str, str] = os.environ
+    name: str,
+    raw: bytes,
+    home: str | Path | None,
+    *,
+    started: float | None = None,
+    warm: WarmResources | None = None,
+    budget: Callable[[float], None] | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> HookResult:
-    """Answer Claude Code's ``name`` event (``session-start``, ...) whose JSON is ``raw``."""
-    started = time.monotonic()
+    """Answer Claude Code's ``name`` event (``session-start``, ...) whose JSON is ``raw``.
+
+    ``started`` is when the hook's process started (``time.monotonic()``; default now): the
+    run ends at ``started + hooks.timeout_s``. ``warm`` is what the warm process holds, when it
+    runs this; ``budget(timeout_s)`` is told the budget once the settings are read.
+    """
+    started = time.monotonic() if started is None else started
     if environ.get(SWITCH_ENV, "").strip() == "0":
         return HookResult("")
     paths = Paths.resolve(home)
@@ -181,6 +212,8 @@ def run_hook(
     abandoned = False
     try:
         config = load_config(paths.config)
+        if budget is not None:
+            budget(float(config.hooks.timeout_s))
         event = parse_event(raw, claude_event)
         if excluded(event.cwd, config.hooks.exclude):
             answer = Answer(outcome="skipped", detail="the project is in hooks.exclude")
@@ -190,8 +223,8 @@ def run_hook(
             detail = f"the {scope} settings file runs clawback's hook; the plugin's steps aside"
             answer = Answer(outcome="skipped", detail=detail)
         else:
-            ctx = HookContext(event, paths, config, started + config.hooks.timeout_s)
-            found = _bounded(_handler(name), ctx)
+            ctx = HookContext(event, paths, config, started + config.hooks.timeout_s, warm)
+            found = _bounded(name, ctx)
             if found is None:
                 abandoned = True
                 answer = Answer(
@@ -218,3 +251,24 @@ def run_hook(
         ),
     )
     return HookResult(hook_output(claude_event, text), abandoned)
+
+
+def answer_here(
+    name: str, raw: bytes, home: str, started: float, budget: Callable[[float], None]
+) -> tuple[str, bool]:
+    """Run the hook in this process (the warm process did not answer): ``(what to print,
+    whether a handler was abandoned)``; then start the warm process for the next event."""
+    result = run_hook(name, raw, home, started=started, budget=budget)
+    with contextlib.suppress(Exception):  # the next hook tries again; this one has answered
+        _start_warm(Paths.resolve(home))
+    return result.output, result.abandoned
+
+
+def _start_warm(paths: Paths) -> None:
+    from clawback.core.warm.server import allowed, should_start, start
+
+    if not paths.config.parent.is_dir():
+        return  # no home: nothing to serve
+    config = load_config(paths.config)
+    if allowed(config.hooks.warm_minutes) and should_start(paths):
+        start(paths)

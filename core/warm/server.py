@@ -1,48 +1,59 @@
-"""The warm process: the vectors and the model loaded once per home, asked over a Unix socket.
+"""The warm process: what a home's fresh processes would load, loaded once and asked over a
+Unix socket.
 
-A fresh process needs 0.3-0.9 s to load the vectors of a big archive and 0.2 s for the model
-before its first query by meaning; the ``user-prompt`` hook and ``clawback search`` are fresh
-processes each time. So a home with vectors keeps one warm process that holds them
-(``clawback hook serve``): the hook asks it for a whole recall block, ``clawback search`` for
-the chunks nearest a query (:mod:`.nearest`), over a socket in the hooks folder
-(``warm.sock``, private to the user), and gets an answer in milliseconds.
+Every Claude Code hook and every ``clawback search`` is a fresh process; loading the vectors of
+a big archive takes 0.3-0.9 s, the model 0.2 s, and the hooks' own code a tenth of a second. So
+one process per home (``clawback hook serve``, :mod:`clawback.core.hooks.serve`) holds them and
+answers over a socket in the hooks folder (``warm.sock``, private to the user, at the address
+:mod:`.address` gives): a hook's whole answer, or the chunks nearest a query (:mod:`.nearest`),
+in milliseconds.
+
+It serves clients at once, each on its own thread: a client that sends slowly, or a request
+that takes long, never keeps the others waiting. Each request must arrive whole within
+:data:`READ_S` and under :data:`MAX_REQUEST_BYTES`; at most :data:`MAX_CLIENTS` are served at
+a time (one more is closed unanswered, and its client does the work itself).
 
 It starts on demand and never lingers: the first client that finds none starts one apart (and
 does its own work meanwhile); only one runs per home (a ``flock``); it exits after
 ``hooks.warm_minutes`` without a question, when asked to (``hooks uninstall``), when its socket
-is taken away, when the home loses its vectors, or when clawback is reinstalled under it (the
-next client starts one running the new code). It only reads. This module is the transport
-and the lifecycle; what the process answers is given to :func:`serve`.
+is taken away, when what it loaded no longer matches the home (``stop_when``), or when clawback
+is reinstalled under it (the next client starts one running the new code). It only reads.
+This module is the transport and the lifecycle; what the process answers is given to
+:func:`serve`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import socket
-import stat
-import tempfile
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clawback.core.locking import held, lock_free
-from clawback.core.paths import PRIVATE_DIR, Paths, ensure_private_dir, touch_private
+from clawback.core.paths import Paths, ensure_private_dir, touch_private
+from clawback.core.warm.address import SOCKET_NAME, socket_address
 
-SOCKET_NAME = "warm.sock"
 LOCK_NAME = "warm.lock"
 STARTED_NAME = "warm.started"
 RESTART_AFTER_S = 60.0
 POLL_S = 0.01
+ACCEPT_POLL_S = 0.25  # how often the accept loop looks at what would end it
 TAKES_LOCK_S = 3.0  # a process started this long ago has taken the home's lock, or failed
-MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_REQUEST_BYTES = 4 * 1024 * 1024  # a hook event with a long prompt; nothing else is near it
+READ_S = 2.0  # a client writes its request at once: one still sending after this is dropped
+MAX_CLIENTS = 16
 ASK_TIMEOUT_S = 2.0  # the warm process answers in milliseconds; more means it is stuck
 STOP = {"stop": True}
-#: a Unix socket's path is limited to about 104-108 bytes by the OS
-MAX_SOCKET_PATH = 100
+STATUS = {"status": True}
 SWITCH_ENV = "CLAWBACK_WARM"
+
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def allowed(warm_minutes: int) -> bool:
@@ -60,44 +71,9 @@ def start(paths: Paths) -> None:
 
 
 def socket_path(paths: Paths) -> Path | None:
-    """Where the server listens: ``<home>/hooks/warm.sock``, or, for a home whose path is too
-    long for a socket, a name made from it in a private folder of the temp dir (``None`` if that
-    folder is not safely ours)."""
-    path = paths.hooks / SOCKET_NAME
-    if len(os.fsencode(path)) <= MAX_SOCKET_PATH:
-        return path
-    folder = Path(tempfile.gettempdir()) / f"clawback-{os.getuid()}"
-    digest = hashlib.blake2b(os.fsencode(paths.home), digest_size=10).hexdigest()
-    path = folder / f"{digest}.sock"
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not private_folder(folder):
-        return None
-    return path
-
-
-def private_folder(folder: Path) -> bool:
-    """Whether ``folder`` (in a folder other users can write, the temp dir) is a folder of this
-    user's that nobody else can write, made so when missing.
-
-    It is never followed or changed when it is anything else: a link another user planted
-    there would otherwise make this process chmod the link's target, and a folder another
-    user can write would let their server answer prompts in this one's place."""
-    try:
-        os.mkdir(folder, PRIVATE_DIR)  # never follows a link: one in its place is "exists"
-        made = True
-    except FileExistsError:
-        made = False
-    except OSError:
-        return False
-    try:
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-            return False
-        if made and st.st_mode & 0o777 != PRIVATE_DIR:  # the umask took more than it should
-            os.chmod(folder, PRIVATE_DIR)
-            st = os.lstat(folder)
-    except OSError:
-        return False
-    return st.st_mode & 0o777 == PRIVATE_DIR
+    """Where the server listens (:func:`.address.socket_address`)."""
+    found = socket_address(str(paths.home))
+    return None if found is None else Path(found)
 
 
 def running(paths: Paths) -> bool:
@@ -150,14 +126,31 @@ def _started_within(paths: Paths, seconds: float) -> bool:
         return False
 
 
-def _read_line(conn: socket.socket) -> bytes:
-    data = b""
-    while not data.endswith(b"\n") and len(data) <= MAX_REQUEST_BYTES:
-        chunk = conn.recv(65536)
+class RequestRefused(Exception):
+    """A request too large, or too slow to arrive."""
+
+
+def read_line(conn: socket.socket, *, limit: int, within: float) -> bytes:
+    """One newline-ended message from ``conn``, all of it within ``within`` seconds and under
+    ``limit`` bytes; raises :class:`RequestRefused` otherwise (a connection closed early gives
+    what arrived)."""
+    deadline = time.monotonic() + within
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RequestRefused(f"the request did not arrive whole within {within:g} s")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            continue
         if not chunk:
             break
         data += chunk
-    return data
+        if len(data) > limit:
+            raise RequestRefused(f"the request is larger than {limit // 1024 // 1024} MB")
+    return bytes(data)
 
 
 def ask(paths: Paths, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
@@ -172,21 +165,93 @@ def ask(paths: Paths, request: dict[str, Any], timeout: float) -> dict[str, Any]
             conn.settimeout(timeout)
             conn.connect(str(path))
             conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            answer = json.loads(_read_line(conn))
-    except (OSError, ValueError):
+            answer = json.loads(read_line(conn, limit=MAX_REQUEST_BYTES, within=timeout))
+    except (OSError, ValueError, RequestRefused):
         return None
     return answer if isinstance(answer, dict) else None
 
 
-def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
+@dataclass
+class _Serving:
+    """What the accept loop and the client threads share."""
+
+    idle_s: float
+    last: float = field(default_factory=time.monotonic)
+    busy: int = 0
+    served: int = 0
+    stopping: bool = False
+    since: float = field(default_factory=time.time)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def begin(self) -> bool:
+        with self.lock:
+            if self.busy >= MAX_CLIENTS:
+                return False
+            self.busy += 1
+            return True
+
+    def end(self, *, question: bool) -> None:
+        """A client is done; a question (not a status or a stop) keeps the process up."""
+        with self.lock:
+            self.busy -= 1
+            if question:
+                self.served += 1
+                self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        with self.lock:
+            return 0.0 if self.busy else time.monotonic() - self.last
+
+    def status(self) -> dict[str, Any]:
+        """What ``clawback health`` and the app show of the process."""
+        with self.lock:
+            idle_left = self.idle_s - (time.monotonic() - self.last)
+            served = self.served
+        return {
+            "pid": os.getpid(),
+            "since": self.since,
+            "served": served,
+            "memory_kb": memory_kb(),
+            "idle_left_s": round(max(0.0, idle_left), 1),
+        }
+
+
+def memory_kb() -> int | None:
+    """This process's resident memory in KiB (Linux), else its peak (``getrusage``)."""
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (ImportError, OSError):
+        return None
+    return peak // 1024 if os.uname().sysname == "Darwin" else peak
+
+
+def serve(
+    paths: Paths,
+    answer: Answer,
+    *,
+    warm: Callable[[], object] | None = None,
+    idle_s: float,
+    stop_when: Callable[[], str | None] | None = None,
+) -> str:
     """Answer requests until idle; returns why it stopped (for the log).
 
-    ``answer(request) -> dict`` builds each reply; ``warm()`` loads what is slow before the
-    socket is bound, so a client never waits on a server that is still starting.
+    ``answer(request) -> dict`` builds each reply, on the client's own thread (so it must be
+    safe to call from several at once); ``warm()`` loads what is slow before the socket is
+    bound, so a client never waits on a server that is still starting; ``stop_when()`` says
+    why what was loaded no longer fits the home (checked between requests), or ``None``.
     """
     path = socket_path(paths)
     if path is None:
-        return "the home's path is too long for a socket"
+        return "no private place for its socket (the home's path is too long for one)"
     with held(paths.hooks / LOCK_NAME) as mine:
         if not mine:
             return "another warm process runs for this home"
@@ -204,34 +269,91 @@ def serve(paths: Paths, answer: Any, *, warm: Any = None, idle_s: float) -> str:
         finally:
             os.umask(old_umask)
         try:
-            server.listen(8)
+            server.listen(MAX_CLIENTS)
             os.replace(staging, path)
-            server.settimeout(idle_s)
-            code = code_stamp()
-            while True:
-                try:
-                    conn, _ = server.accept()
-                except TimeoutError:
-                    return f"idle for {idle_s:.0f} s"
-                with conn:
-                    if code_stamp() != code:
-                        # Closed unanswered: the client does the work itself, and the next one
-                        # starts a warm process running the code now installed (at once: this
-                        # one's start does not count against RESTART_AFTER_S).
-                        with contextlib.suppress(OSError):
-                            (paths.hooks / STARTED_NAME).unlink()
-                        return "clawback was reinstalled"
-                    if not _answer_one(conn, answer):
-                        return "asked to stop"
-                if not path.exists():
-                    return "its socket was removed"
-                if not paths.vectors.exists():
-                    return "the home has no vectors any more"
+            return _accept_until_done(server, path, paths, answer, idle_s, stop_when)
         finally:
             server.close()
             for name in (staging, path):
                 with contextlib.suppress(FileNotFoundError):
                     name.unlink()
+
+
+def _accept_until_done(
+    server: socket.socket,
+    path: Path,
+    paths: Paths,
+    answer: Answer,
+    idle_s: float,
+    stop_when: Callable[[], str | None] | None,
+) -> str:
+    state = _Serving(idle_s)
+    server.settimeout(ACCEPT_POLL_S)
+    code = code_stamp()
+    while True:
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            conn = None
+        if conn is not None:
+            if code_stamp() != code:
+                # Closed unanswered: the client does the work itself, and the next one
+                # starts a warm process running the code now installed (at once: this
+                # one's start does not count against RESTART_AFTER_S).
+                conn.close()
+                with contextlib.suppress(OSError):
+                    (paths.hooks / STARTED_NAME).unlink()
+                return "clawback was reinstalled"
+            if state.begin():
+                threading.Thread(
+                    target=_serve_client, args=(conn, answer, state), daemon=True
+                ).start()
+            else:
+                conn.close()  # every thread is busy: this client does its own work
+        if state.stopping:
+            return "asked to stop"
+        if state.idle_for() >= idle_s:
+            return f"idle for {idle_s:.0f} s"
+        if not path.exists():
+            return "its socket was removed"
+        why = stop_when() if stop_when is not None else None
+        if why:
+            return why
+
+
+def _serve_client(conn: socket.socket, answer: Answer, state: _Serving) -> None:
+    """Read one request, answer it, close; never raises (one bad question never stops the
+    server)."""
+    question = False
+    try:
+        with conn:
+            try:
+                request = json.loads(read_line(conn, limit=MAX_REQUEST_BYTES, within=READ_S))
+                question = request not in (STOP, STATUS)
+                if request == STOP:
+                    state.stopping = True
+                    reply: dict[str, Any] = {"text": "", "detail": "stopping"}
+                elif request == STATUS:
+                    reply = state.status()
+                elif isinstance(request, dict):
+                    reply = answer(request)
+                else:
+                    reply = {"text": "", "detail": "not a request"}
+            except Exception as exc:
+                reply = {"text": "", "detail": _why(exc)}
+            with contextlib.suppress(OSError):
+                conn.settimeout(READ_S)
+                conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
+    finally:
+        state.end(question=question)
+
+
+def _why(exc: Exception) -> str:
+    """What went wrong, on one line and masked as the index masks text: it may quote a
+    request."""
+    from clawback.core.text.masking import seal
+
+    return seal(" ".join(f"{type(exc).__name__}: {exc}".split()))[:500]
 
 
 def code_stamp() -> tuple[int, int] | None:
@@ -246,25 +368,12 @@ def code_stamp() -> tuple[int, int] | None:
     return st.st_ino, st.st_mtime_ns
 
 
-def _answer_one(conn: socket.socket, answer: Any) -> bool:
-    """Answer one request; ``False`` when it asked the server to stop."""
-    conn.settimeout(5.0)
-    going_on = True
-    try:
-        request = json.loads(_read_line(conn))
-        if request == STOP:
-            reply, going_on = {"text": "", "detail": "stopping"}, False
-        elif isinstance(request, dict):
-            reply = answer(request)
-        else:
-            reply = {"text": "", "detail": "not a request"}
-    except Exception as exc:  # one bad question never stops the server
-        reply = {"text": "", "detail": f"{type(exc).__name__}: {exc}"}
-    with contextlib.suppress(OSError):
-        conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
-    return going_on
-
-
 def stop(paths: Paths, timeout: float = 5.0) -> bool:
     """Ask this home's warm process to stop (``hooks uninstall``, tests); whether it was up."""
     return ask(paths, STOP, timeout) is not None
+
+
+def status(paths: Paths, timeout: float = 1.0) -> dict[str, Any] | None:
+    """What the warm process says of itself (pid, memory held, idle time left, requests
+    served), or ``None`` when none listens."""
+    return ask(paths, STATUS, timeout)

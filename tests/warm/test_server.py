@@ -3,6 +3,7 @@ fails does not stop it, and a client never waits on one that is not there."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -111,3 +112,78 @@ def test_a_reinstalled_clawback_is_not_answered_by_the_old_process(
     thread.join(10)
     assert ended == ["clawback was reinstalled"] and not running(paths)
     assert should_start(paths)  # the next client starts the new code at once
+
+
+# -- many clients at once (issue 31, item 14) -----------------------------------------------------
+
+
+def test_a_client_sending_a_byte_every_few_seconds_blocks_nobody(tmp_path: Path) -> None:
+    import socket
+
+    from clawback.core.warm.server import READ_S
+
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    thread, ended = start(paths, lambda r: {"text": r["prompt"], "detail": ""}, idle_s=60)
+    path = socket_path(paths)
+    assert path is not None
+    try:
+        slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        slow.connect(str(path))
+        slow.sendall(b'{"prompt": ')  # and nothing more for now
+        began = time.monotonic()
+        assert ask(paths, {"prompt": "meanwhile"}, 2.0) == {"text": "meanwhile", "detail": ""}
+        assert time.monotonic() - began < 1.0  # not after the slow one's timeout
+        slow.settimeout(READ_S + 5)
+        reply = json.loads(slow.recv(65536))  # dropped once its time is up, with why
+        assert "did not arrive whole" in reply["detail"]
+        slow.close()
+    finally:
+        stop(paths)
+        thread.join(10)
+    assert ended == ["asked to stop"]
+
+
+def test_requests_are_answered_at_once_and_a_huge_one_is_refused(tmp_path: Path) -> None:
+    from clawback.core.warm.server import MAX_REQUEST_BYTES
+
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    release = threading.Event()
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        if request["prompt"] == "slow":
+            release.wait(10)  # a question that takes long holds only its own thread
+        return {"text": request["prompt"], "detail": ""}
+
+    thread, _ = start(paths, answer, idle_s=60)
+    try:
+        slow = threading.Thread(target=lambda: ask(paths, {"prompt": "slow"}, 15.0))
+        slow.start()
+        assert ask(paths, {"prompt": "quick"}, 2.0) == {"text": "quick", "detail": ""}
+        huge = ask(paths, {"prompt": "x" * MAX_REQUEST_BYTES}, 5.0)
+        assert huge is not None and "larger than" in huge["detail"]
+        release.set()
+        slow.join(15)
+    finally:
+        stop(paths)
+        thread.join(10)
+
+
+def test_it_says_what_it_holds_and_a_status_keeps_nothing_alive(tmp_path: Path) -> None:
+    from clawback.core.warm.server import status
+
+    paths = Paths.resolve(tmp_path / "h").ensure()
+    assert status(paths) is None
+    thread, ended = start(paths, lambda r: {"text": "", "detail": ""}, idle_s=60)
+    try:
+        ask(paths, {"prompt": "x"}, 2.0)
+        said = status(paths)
+        assert said is not None and said["pid"] == os.getpid() and said["served"] == 1
+        assert said["memory_kb"] > 0 and 0 < said["idle_left_s"] <= 60
+        wait_until(
+            lambda: status(paths)["idle_left_s"] < said["idle_left_s"],  # type: ignore[index]
+            "the idle time to run down, statuses or not",
+        )
+    finally:
+        stop(paths)
+        thread.join(10)
+    assert ended == ["asked to stop"]
