@@ -27,6 +27,9 @@ from clawback.core.warm.address import home_folder, hooks_folder, socket_address
 
 SWITCH_ENV = "CLAWBACK_HOOKS"
 WARM_ENV = "CLAWBACK_WARM"
+#: what of the hook's environment the warm process answers by: the plugin's mark and where
+#: Claude Code's settings are (:mod:`.plugin`)
+PASSED_ENV = ("CLAWBACK_VIA_PLUGIN", "CLAUDE_CONFIG_DIR", "HOME")
 MAX_EVENT_BYTES = 4 * 1024 * 1024  # a prompt can be long; an event bigger than this is refused
 #: the hook names ``clawback hook`` answers (the keys of :data:`.run.HANDLERS`)
 HOOK_NAMES = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
@@ -103,7 +106,12 @@ def ask_warm(name: str, raw: bytes, home: str, started: float) -> str | None:
     left = started + known_timeout(hooks_folder(home)) - time.monotonic()
     if left <= 0:
         return None
-    request = {"hook": name, "event": raw.decode("utf-8", "replace"), "started": started}
+    request = {
+        "hook": name,
+        "event": raw.decode("utf-8", "replace"),
+        "started": started,
+        "env": {key: os.environ[key] for key in PASSED_ENV if key in os.environ},
+    }
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(left)

@@ -187,6 +187,14 @@ def _outcome(answer: Answer, text: str, claude_event: str) -> str:
     return answer.outcome
 
 
+def _claude_home(environ: Mapping[str, str]) -> Path | None:
+    """Where Claude Code's user settings are for the hook's environment (which the warm process
+    is handed, not its own)."""
+    if environ.get("CLAUDE_CONFIG_DIR"):
+        return Path(environ["CLAUDE_CONFIG_DIR"])
+    return Path(environ["HOME"]) / ".claude" if environ.get("HOME") else None
+
+
 def run_hook(
     name: str,
     raw: bytes,
@@ -218,7 +226,7 @@ def run_hook(
         if excluded(event.cwd, config.hooks.exclude):
             answer = Answer(outcome="skipped", detail="the project is in hooks.exclude")
         elif environ.get(VIA_PLUGIN_ENV) and (
-            scope := settings_hook_scope(claude_event, event.cwd)
+            scope := settings_hook_scope(claude_event, event.cwd, _claude_home(environ))
         ):
             detail = f"the {scope} settings file runs clawback's hook; the plugin's steps aside"
             answer = Answer(outcome="skipped", detail=detail)

@@ -21,7 +21,7 @@ from typing import Any
 
 from clawback.core.config import Config
 from clawback.core.embeddings import deferred_nearest
-from clawback.core.hooks.client import remember_timeout
+from clawback.core.hooks.client import PASSED_ENV, remember_timeout
 from clawback.core.hooks.run import HANDLERS, WarmResources, run_hook
 from clawback.core.paths import Paths
 from clawback.core.search.engine import NearestChunks
@@ -68,7 +68,12 @@ def serve_hooks(paths: Paths, config: Config) -> str:
         name, event = request.get("hook"), request.get("event")
         if not isinstance(name, str) or name not in HANDLERS or not isinstance(event, str):
             return {"text": "", "detail": "not a request this process answers"}
-        started = request.get("started")
+        started, passed = request.get("started"), request.get("env")
+        environ = {
+            key: value
+            for key, value in (passed.items() if isinstance(passed, dict) else ())
+            if key in PASSED_ENV and isinstance(value, str)
+        }  # the hook's own, not this process's (started with CLAWBACK_HOOKS=0)
         result = run_hook(
             name,
             event.encode("utf-8", "surrogatepass"),
@@ -76,7 +81,7 @@ def serve_hooks(paths: Paths, config: Config) -> str:
             started=float(started) if isinstance(started, int | float) else None,
             warm=resources,
             budget=lambda timeout_s: remember_timeout(str(paths.hooks), timeout_s),
-            environ={},  # CLAWBACK_HOOKS is the hook's own (this process is started with it 0)
+            environ=environ,
         )
         return {"output": result.output}
 

@@ -140,3 +140,44 @@ def test_the_plugins_hook_steps_aside_where_a_settings_file_runs_clawbacks(
     )
     assert last_run(hook_home).outcome == "ok"
     assert Paths.resolve(hook_home).hooks.is_dir()
+
+
+def test_the_warm_process_answers_for_the_plugin_as_the_hook_would(
+    hook_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin's hook the warm process answers steps aside by the hook's own environment."""
+    import os
+    import subprocess
+
+    from clawback.core.warm.server import running, socket_path, stop
+
+    from ..cli_runner import CLAWBACK
+    from ..helpers import wait_until
+
+    monkeypatch.delenv("CLAWBACK_WARM")
+    claude_dir = tmp_path / "dot-claude"
+    command = hook_command(["/opt/bin/clawback"], hook_home, "SessionStart")
+    write(
+        claude_dir / "settings.json",
+        {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": command}]}]}},
+    )
+    paths = Paths.resolve(hook_home)
+
+    def session_start(**env: str) -> str:
+        done = subprocess.run(
+            [CLAWBACK, "--home", str(hook_home), "hook", "session-start"],
+            input=json.dumps(event("SessionStart", "startup")), capture_output=True, text=True,
+            env={**os.environ, **env}, timeout=60, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    try:
+        session_start()  # starts the warm process, without CLAUDE_CONFIG_DIR
+        wait_until(lambda: running(paths) and socket_path(paths).exists(), "the warm process")  # type: ignore[union-attr]
+        assert session_start(CLAUDE_CONFIG_DIR=str(claude_dir), CLAWBACK_VIA_PLUGIN="1") == ""
+        run = last_run(hook_home)
+        assert run.outcome == "skipped" and "user settings file" in run.detail
+        assert "Recent sessions" in session_start(CLAUDE_CONFIG_DIR=str(claude_dir))
+        assert last_run(hook_home).outcome == "ok"
+    finally:
+        stop(paths)
