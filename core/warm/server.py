@@ -190,13 +190,15 @@ class _Serving:
             self.busy += 1
             return True
 
-    def end(self, *, question: bool) -> None:
-        """A client is done; a question (not a status or a stop) keeps the process up."""
+    def answered(self) -> None:
+        """A question (not a status or a stop) was answered: it keeps the process up."""
+        with self.lock:
+            self.served += 1
+            self.last = time.monotonic()
+
+    def end(self) -> None:
         with self.lock:
             self.busy -= 1
-            if question:
-                self.served += 1
-                self.last = time.monotonic()
 
     def idle_for(self) -> float:
         with self.lock:
@@ -324,9 +326,9 @@ def _accept_until_done(
 def _serve_client(conn: socket.socket, answer: Answer, state: _Serving) -> None:
     """Read one request, answer it, close; never raises (one bad question never stops the
     server)."""
-    question = False
     try:
         with conn:
+            question = False
             try:
                 request = json.loads(read_line(conn, limit=MAX_REQUEST_BYTES, within=READ_S))
                 question = request not in (STOP, STATUS)
@@ -341,11 +343,13 @@ def _serve_client(conn: socket.socket, answer: Answer, state: _Serving) -> None:
                     reply = {"text": "", "detail": "not a request"}
             except Exception as exc:
                 reply = {"text": "", "detail": _why(exc)}
+            if question:
+                state.answered()  # before the reply: its client may ask for the status next
             with contextlib.suppress(OSError):
                 conn.settimeout(READ_S)
                 conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
     finally:
-        state.end(question=question)
+        state.end()
 
 
 def _why(exc: Exception) -> str:
