@@ -58,6 +58,7 @@ POLL_BACKOFF_MAX_S = 60.0
 MAX_TRIES = 3  # an update that fails this often is skipped (said on the terminal)
 # Commands the engine acts on (they never join other messages), and the gateway's own.
 ENGINE_COMMANDS = ("/new", "/reset", "/label")
+GROUP_COMMANDS = (*ENGINE_COMMANDS, "/stop", "/help")
 HELP = (
     "I answer from your clawback memory through Claude.\n"
     "/new or /reset: start a new session\n"
@@ -275,7 +276,8 @@ class TelegramGateway:
             if message.kind != "edited" and message.addressed:
                 self._unsupported(message)
             return
-        if not message.addressed:
+        # A bare /new, /stop... in a group is meant for the bot as much as /new@bot is.
+        if not message.addressed and _command(message.text) not in GROUP_COMMANDS:
             self.history.add(message.chat_id, message.sender_name, message.text, message.date)
             return
         if not self.access.may_address(message):

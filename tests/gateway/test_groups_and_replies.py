@@ -211,3 +211,19 @@ async def test_hostile_input_never_crashes_the_gateway(
     assert "(forwarded from Carol) a forwarded note" in prompts
     assert "channel news" not in prompts
     assert texts.count("still here") == 3
+
+
+async def test_a_bare_command_in_a_group_is_for_the_bot(
+    home: Home, standin: TelegramStandin, fake_claude: FakeClaude
+) -> None:
+    async with run_gateway(home, standin) as running:
+        group(standin, f"@{BOT_USERNAME} hello", ALICE, "Alice")
+        await running.settle(1, chat_id=GROUP)
+        group(standin, "/new", ALICE, "Alice")
+        texts = await running.settle(2, chat_id=GROUP)
+        group(standin, "/new", BOB, "Bob")  # not allowed: refused, no new session
+        texts = await running.settle(3, chat_id=GROUP)
+        sessions = running.gateway.engine.store.list(f"agent:main:telegram:group:{GROUP}")
+    assert texts[1].startswith("Started a new session")
+    assert "only the members" in texts[2]
+    assert len(sessions) == 2

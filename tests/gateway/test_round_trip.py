@@ -168,3 +168,14 @@ async def test_a_token_revoked_while_running_stops_the_gateway_with_one_line(
             await asyncio.wait_for(running.task, 20)
         running.task = None
     assert running.gateway.status.status.running is False
+
+
+async def test_a_turn_that_times_out_is_one_short_line(
+    home: Home, standin: TelegramStandin, fake_claude: FakeClaude
+) -> None:
+    fake_claude.mode("hang")
+    home.config.chat.timeout_seconds = 1
+    async with run_gateway(home, standin) as running:
+        standin.push("think forever", chat_id=ALICE, user_id=ALICE)
+        texts = await running.settle(1, timeout=30)
+    assert texts == ["⚠ Claude took too long and was stopped; try again."]
