@@ -131,6 +131,7 @@ class AssistantMessage:
     error: str | None = None
     api_error_status: int | None = None
     tool_calls: tuple[ToolCall, ...] = ()
+    aborted: bool = False  # cut short by an interrupt: the text is all the CLI keeps of it
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,14 @@ class Result:
     duration_ms: int | None = None
     stop_reason: str | None = None
     terminal_reason: str | None = None
+    subtype: str | None = None  # "success", or "error_during_execution" (an interrupt, ...)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def interrupted(self) -> bool:
+        """The turn was stopped by an interrupt (a live process goes on to the next turn)."""
+        aborted = (self.terminal_reason or "").startswith("aborted")
+        return aborted or (self.is_error and self.subtype == "error_during_execution")
 
 
 Event = SystemInit | ApiRetry | TextDelta | AssistantMessage | Result
@@ -262,6 +270,7 @@ def result_from_dict(obj: Mapping[str, Any]) -> Result:
         duration_ms=_opt_int(obj.get("duration_ms")),
         stop_reason=_opt_str(obj.get("stop_reason")),
         terminal_reason=_opt_str(obj.get("terminal_reason")),
+        subtype=_opt_str(obj.get("subtype")),
         raw=obj,
     )
 
@@ -318,6 +327,7 @@ def _assistant_event(obj: Mapping[str, Any]) -> Event | None:
         error=_opt_str(obj.get("error")),
         api_error_status=_opt_int(obj.get("api_error_status")),
         tool_calls=_tool_calls(message),
+        aborted=obj.get("aborted") is True,
     )
 
 

@@ -68,7 +68,7 @@ from clawback.core.claude.process import (
 from clawback.core.config import ChatConfig
 from clawback.core.paths import Paths, ensure_private_dir
 
-__all__ = ["ClaudeRunner", "TurnResult"]
+__all__ = ["CONTAINED_ENV", "CONTAINED_FLAGS", "ClaudeRunner", "TurnResult"]
 
 
 _MAX_GARBAGE_BYTES = 64 * 1024  # non-JSON output tolerated before giving up on the process
@@ -83,6 +83,13 @@ CONTAINED_FLAGS = (
     "--settings",
     NO_HOOKS_SETTINGS,
 )
+# What ``--bare`` skips that a flag cannot: the user's CLAUDE.md files and Claude Code's own auto
+# memory. clawback passes its context itself, so a call reads the same with or without --bare
+# (and the bare default Claude Code announces for -p changes nothing but the login it reads).
+CONTAINED_ENV = {"CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1", "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}
+# A live conversation's own compaction is clawback's (a summary in the transcript, then a fresh
+# process): Claude Code must not compact its copy behind the transcript's back.
+LIVE_ENV = {"DISABLE_AUTO_COMPACT": "1"}
 
 
 @dataclass(frozen=True)
@@ -177,8 +184,9 @@ class ClaudeRunner:
 
     # -- the command ------------------------------------------------------------------------
 
-    def child_env(self) -> dict[str, str]:
-        return {**os.environ, **self.env}
+    def child_env(self, *, live: bool = False) -> dict[str, str]:
+        """The inherited environment, contained (:data:`CONTAINED_ENV`), plus ``env``."""
+        return {**os.environ, **CONTAINED_ENV, **(LIVE_ENV if live else {}), **self.env}
 
     def executable(self) -> str:
         """The full path of the ``claude`` to run, or :class:`ClaudeNotFound`."""
@@ -206,15 +214,19 @@ class ClaudeRunner:
         json_schema: Mapping[str, Any] | None = None,
         system_prompt_file: str | None = None,
         tools: McpTools | None = None,
+        live: bool = False,
     ) -> list[str]:
         """The exact argument vector of one call (no shell ever sees it).
 
         Every call is contained (:data:`CONTAINED_FLAGS`); ``tools`` offers MCP tools
         (clawback's memory) on top of ``--tools ""``, which removes only the built-in ones.
+        ``live`` keeps the process for many turns, each a stream-json line on stdin
+        (:mod:`clawback.core.claude.live`).
         """
-        argv = [
-            executable,
-            "-p",
+        argv = [executable, "-p"]
+        if live:
+            argv += ["--input-format", "stream-json"]
+        argv += [
             "--output-format",
             "stream-json",
             "--verbose",
@@ -257,12 +269,7 @@ class ClaudeRunner:
         cwd = self.working_directory()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout if self.timeout is not None else None
-        prompt_file: str | None = None
-        if len(system_prompt.encode()) > _MAX_ARG_BYTES:
-            # Beside the CLI's working folder, in the home: nothing outside it is created.
-            fd, prompt_file = tempfile.mkstemp(prefix=".clawback-system-", suffix=".txt", dir=cwd)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(system_prompt)
+        prompt_file = self.system_prompt_file(system_prompt, cwd)
         argv = self.build_argv(
             executable,
             system_prompt=system_prompt,
@@ -272,27 +279,7 @@ class ClaudeRunner:
             tools=tools,
         )
         try:
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    cwd=cwd,
-                    env=self.child_env(),
-                    start_new_session=True,
-                )
-            except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-                if isinstance(exc, FileNotFoundError | NotADirectoryError) and not cwd.is_dir():
-                    raise ClaudeError(f"The folder claude should start in is gone: {cwd}") from exc
-                raise ClaudeNotFound(executable, exc.strerror or str(exc)) from exc
-            except OSError as exc:
-                if exc.errno == errno.E2BIG:
-                    raise ClaudeError(
-                        "The claude command line is too long (the system prompt, the JSON schema "
-                        "or chat.extra_args); shorten it."
-                    ) from exc
-                raise ClaudeNotFound(executable, exc.strerror or str(exc)) from exc
+            proc = await self.spawn(argv, cwd)
             async with contextlib.aclosing(self._events(proc, prompt, deadline)) as events:
                 async for event in events:
                     yield event
@@ -300,6 +287,44 @@ class ClaudeRunner:
             if prompt_file is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(prompt_file)
+
+    @staticmethod
+    def system_prompt_file(system_prompt: str, cwd: Path) -> str | None:
+        """A file holding a system prompt too long for the command line (the caller removes
+        it), beside the CLI's working folder in the home; ``None`` when it fits."""
+        if len(system_prompt.encode()) <= _MAX_ARG_BYTES:
+            return None
+        fd, path = tempfile.mkstemp(prefix=".clawback-system-", suffix=".txt", dir=cwd)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(system_prompt)
+        return path
+
+    async def spawn(
+        self, argv: list[str], cwd: Path, *, live: bool = False
+    ) -> asyncio.subprocess.Process:
+        """Start ``argv`` with its three pipes, in a process group of its own; every way it can
+        fail to start is a :class:`ClaudeError` saying why."""
+        try:
+            return await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=cwd,
+                env=self.child_env(live=live),
+                start_new_session=True,
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            if isinstance(exc, FileNotFoundError | NotADirectoryError) and not cwd.is_dir():
+                raise ClaudeError(f"The folder claude should start in is gone: {cwd}") from exc
+            raise ClaudeNotFound(argv[0], exc.strerror or str(exc)) from exc
+        except OSError as exc:
+            if exc.errno == errno.E2BIG:
+                raise ClaudeError(
+                    "The claude command line is too long (the system prompt, the JSON schema "
+                    "or chat.extra_args); shorten it."
+                ) from exc
+            raise ClaudeNotFound(argv[0], exc.strerror or str(exc)) from exc
 
     async def _events(
         self, proc: asyncio.subprocess.Process, prompt: str, deadline: float | None
