@@ -62,6 +62,12 @@ class ChatConfig:
     extra_args: list[str] = setting([], "Extra arguments passed to every claude call.")
     model: str = setting("", "Model for chat turns; empty lets claude choose.")
     timeout_seconds: int = setting(300, "Give up on a claude call after this long.")
+    live_idle_minutes: int = setting(
+        10,
+        "The app and the chat REPL keep each session's claude process this long between turns"
+        " (the prompt cache is read, no start per turn); 0: a process per turn.",
+    )
+    live_sessions: int = setting(3, "Most claude processes the app or the REPL keeps at once.")
     context_window: int = setting(200_000, "Context window used until claude reports one.")
     reserve_tokens: int = setting(16_000, "Room kept free in the window for the reply.")
     recall_hard_cap_tokens: int = setting(4_000, "Most tokens the recalled context may use.")

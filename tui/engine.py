@@ -1,6 +1,7 @@
 """The chat engine on a thread of its own, so a turn never blocks the app or shares its SQLite.
 
-The engine writes through one SQLite connection and runs asyncio subprocesses, background fact
+The engine writes through one SQLite connection and runs asyncio subprocesses (the live
+``claude`` process of each session the app chats in, kept between turns), background fact
 extraction included, on whatever loop it is called from. Running it on the app's loop would
 block painting on every write and share the connection the app's ingest workers use. So the
 engine gets its own ``Home`` (its own connection), opened in its own thread, which runs an
@@ -93,7 +94,7 @@ class EngineHost:
         home: Home | None = None
         try:
             home = Home.open(self._home)
-            self._engine = home.chat_engine(runner=self._runner)
+            self._engine = home.chat_engine(runner=self._runner, live=True)
         except BaseException as exc:  # surfaces in the first submit
             self._error = exc
         self._loop = loop
@@ -108,6 +109,8 @@ class EngineHost:
             loop.close()
 
     async def _drain(self) -> None:
+        if self._engine is not None:  # the live claude processes end with the app
+            await self._engine.aclose()
         hooks: MemoryLifecycleHooks | None = getattr(self._engine, "hooks", None)
         drain = getattr(hooks, "drain", None)
         if drain is not None:

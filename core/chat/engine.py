@@ -32,7 +32,14 @@ from clawback.core.chat.events import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat.prompt import AssembledPrompt, ContextMessage, History, assemble
+from clawback.core.chat.live import LiveConversation, LiveConversations, ProcessSpec
+from clawback.core.chat.prompt import (
+    AssembledPrompt,
+    ContextMessage,
+    History,
+    assemble,
+    system_prompt_for,
+)
 from clawback.core.chat.recall import FactsProvider, RecallBlock, recall
 from clawback.core.chat.sessions import (
     ChatSession,
@@ -45,9 +52,10 @@ from clawback.core.chat.sessions import (
 )
 from clawback.core.chat.transcript import Transcript
 from clawback.core.chat.turn import ChatTurn, TurnPlan
-from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude.errors import ClaudeBadOutput, ClaudeError
+from clawback.core.claude.events import AssistantMessage, Result, TextDelta
 from clawback.core.claude.mcp import McpTools, chat_tools, config_block
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude.runner import ClaudeRunner, TurnResult
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
@@ -60,6 +68,7 @@ __all__ = [
     "ChatEvent",
     "ChatTarget",
     "ChatTurn",
+    "LiveConversations",
     "Notice",
     "PreparedTurn",
     "PromptAssembled",
@@ -90,7 +99,10 @@ class ChatEngine:
 
     ``runner`` defaults to one built from ``config.chat``; ``hooks`` to :class:`ThresholdHooks`
     (no-ops); ``facts_provider`` (``(query, limit) -> facts``) feeds the recalled knowledge;
-    ``clock`` / ``tz`` make session freshness and timestamps testable.
+    ``clock`` / ``tz`` make session freshness and timestamps testable. ``live``: keep a
+    ``claude`` process per session between turns (:mod:`clawback.core.chat.live`), for a host
+    that runs many turns (``True``: as ``chat.live_idle_minutes`` and ``chat.live_sessions``
+    say, none when the first is 0); such a host calls :meth:`aclose` when it ends.
     """
 
     def __init__(
@@ -107,6 +119,7 @@ class ChatEngine:
         tz: tzinfo | None = None,
         store: SessionStore | None = None,
         nearest: NearestChunks | None = None,
+        live: LiveConversations | bool = False,
     ) -> None:
         self.db = db
         self.paths = paths
@@ -119,6 +132,13 @@ class ChatEngine:
         self.store = store or SessionStore(db, paths, chat, clock=clock, tz=tz, on_write=self.index)
         self.clock: Callable[[], datetime] = self.store.clock
         self.running: set[ChatTurn] = set()  # turns in flight, for cancel()
+        self.live: LiveConversations | None = None
+        if isinstance(live, LiveConversations):
+            self.live = live
+        elif live and chat.live_idle_minutes > 0:
+            self.live = LiveConversations(
+                self.runner, idle_seconds=chat.live_idle_minutes * 60.0, most=chat.live_sessions
+            )
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -146,6 +166,55 @@ class ChatEngine:
         """Cancel every running turn (from any thread)."""
         for turn in list(self.running):
             turn.cancel()
+
+    async def aclose(self) -> None:
+        """End the live conversations' processes (a host that ends calls this; a one-shot
+        engine has none). Turns still running are cancelled first."""
+        self.cancel()
+        if self.live is not None:
+            await self.live.aclose()
+
+    # -- live conversations ---------------------------------------------------------------------
+
+    def process_spec(self, model: str | None) -> ProcessSpec:
+        """What a live process for a turn with ``model`` is started with."""
+        return ProcessSpec(system_prompt_for(self.chat), model or self.runner.model,
+                           self.memory_tools())  # fmt: skip
+
+    def conversation(
+        self, session: ChatSession, history: History, model: str | None
+    ) -> LiveConversation | None:
+        """The live process that holds exactly ``history`` for ``session`` with ``model``,
+        if one runs (its next turn sends only the new message)."""
+        if self.live is None:
+            return None
+        return self.live.find(session.id, self.process_spec(model), history)
+
+    async def silent_turn(self, session: ChatSession, text: str) -> TurnResult | None:
+        """Run ``text`` as a turn of ``session``'s live conversation and return the reply,
+        storing nothing (the memory flush: its prompt reads the cached conversation). ``None``
+        when no live process holds the session's conversation (nothing is sent then)."""
+        found = self.live.get(session.id) if self.live is not None else None
+        if found is None or not found.usable:
+            return None
+        if not found.holds_the_start_of(self.history(session)):
+            return None
+        streamed: list[str] = []
+        result: Result | None = None
+        try:
+            async with contextlib.aclosing(found.process.turn(text)) as events:
+                async for event in events:
+                    if isinstance(event, TextDelta | AssistantMessage) and event.text:
+                        if isinstance(event, TextDelta) or not streamed:  # deltas, else whole
+                            streamed.append(event.text)
+                    elif isinstance(event, Result):
+                        result = event
+        finally:
+            if self.live is not None:
+                self.live.touch(found)
+        if result is None:  # turn() raises instead; this is only a guard
+            raise ClaudeBadOutput("(no result line)")
+        return TurnResult.from_result(result, "".join(streamed))
 
     def prepare(
         self,
@@ -360,13 +429,18 @@ class ChatEngine:
         message: str,
         *,
         message_id: str | None = None,
+        continues: bool = False,
     ) -> AssembledPrompt:
         """The prompt for ``message`` after ``history``. ``message_id``: the message's own line,
         when a turn stored (and indexed) it already; recall leaves it out like the history it
-        carries, so a turn recalls what its dry run (which stores nothing) shows."""
+        carries, so a turn recalls what its dry run (which stores nothing) shows.
+        ``continues``: a live process holds ``history``; only the new turn is sent."""
         window = (session.context_tokens if session else None) or self.chat.context_window
         recaller = functools.partial(self._recall, message_id=message_id)
-        return assemble(self.chat, history, message, context_window=window, recaller=recaller)
+        return assemble(
+            self.chat, history, message, context_window=window, recaller=recaller,
+            continues=continues,
+        )  # fmt: skip
 
     def _recall(
         self,

@@ -1,7 +1,7 @@
 """What one chat turn sends to ``claude``: the assembled prompt, trimmed to fit.
 
-``claude -p`` runs every turn from scratch (``--no-session-persistence``), so the conversation
-travels in the prompt. Order:
+A turn that starts a ``claude`` process (a one-shot ``claude -p``, or the first turn of a live
+conversation) carries the conversation in its prompt. Order:
 
 1. the system prompt (``--system-prompt``; ``chat.system_prompt`` or :data:`DEFAULT_SYSTEM_PROMPT`),
 
@@ -12,6 +12,11 @@ and on stdin:
 4. the messages since the last compaction (``<conversation-history>``);
 5. the new message (``<current-message>``). A first turn with nothing before it is sent as the
    bare message.
+
+A turn that continues a live conversation (``continues``) sends only 3 and 5: the process holds
+the rest already, so nothing before the new turn changes and the API's prompt cache reads it.
+Its message is always wrapped, so a message that starts with ``/`` is never a Claude Code
+command.
 
 Smart trim: when the prompt would exceed ``context_window - reserve_tokens - recall_cap``, the
 system prompt, the summary, the last :data:`PROTECTED_MESSAGES` messages and the recalled block
@@ -50,6 +55,7 @@ __all__ = [
     "bm25_scores",
     "render_message",
     "smart_trim",
+    "system_prompt_for",
 ]
 
 PROTECTED_MESSAGES = 6
@@ -193,9 +199,16 @@ def smart_trim(
 # ------------------------------------------------------------------------------------ assembly
 
 
+def system_prompt_for(chat: ChatConfig) -> str:
+    """The chat's system prompt: ``chat.system_prompt``, else the default for its tools."""
+    default = DEFAULT_SYSTEM_PROMPT if chat.memory_tools else NO_TOOLS_SYSTEM_PROMPT
+    return chat.system_prompt.strip() or default
+
+
 @dataclass
 class AssembledPrompt:
-    """Exactly what a turn sends: ``system_prompt`` as ``--system-prompt``, ``prompt`` on stdin."""
+    """Exactly what a turn sends: ``system_prompt`` as ``--system-prompt``, ``prompt`` on stdin
+    (or, ``continues``, as the next turn of a live conversation that holds the rest)."""
 
     system_prompt: str
     prompt: str
@@ -207,11 +220,23 @@ class AssembledPrompt:
     context_window: int
     budget: int  # what the prompt may weigh without the recalled block
     untrimmed_tokens: int  # what it would weigh with every message and the recalled block
+    continues: bool = False  # only the new turn is sent: a live process holds the rest
+
+    @property
+    def new_tokens(self) -> int:
+        """The estimated size of what this turn adds to the conversation."""
+        return estimate_tokens(self.prompt)
 
     @property
     def tokens(self) -> int:
-        """The estimated size of everything sent."""
-        return estimate_tokens(self.system_prompt) + estimate_tokens(self.prompt)
+        """The estimated size of the whole request (for a live turn, what the process holds
+        plus the new turn)."""
+        held = 0
+        if self.continues:
+            held = estimate_tokens(_summary_part(self.summary)) + sum(
+                estimate_tokens(render_message(m) + "\n") for m in self.messages
+            )
+        return estimate_tokens(self.system_prompt) + held + self.new_tokens
 
     @property
     def fits(self) -> bool:
@@ -219,6 +244,12 @@ class AssembledPrompt:
 
     def summary_line(self) -> str:
         recalled = self.recalled.tokens if self.recalled else 0
+        if self.continues:
+            return (
+                f"~{self.tokens} tokens: continues the live conversation ({len(self.messages)}"
+                f" messages), ~{self.new_tokens} new, recalled ~{recalled},"
+                f" window {self.context_window}"
+            )
         return (
             f"~{self.tokens} tokens: {len(self.messages)} messages"
             f"{f' ({len(self.dropped)} trimmed)' if self.dropped else ''}"
@@ -237,14 +268,16 @@ def assemble(
     *,
     context_window: int | None = None,
     recaller: Recaller | None = None,
+    continues: bool = False,
 ) -> AssembledPrompt:
     """The prompt for ``new_message`` after ``history``.
 
     ``context_window`` is the model's window (default ``chat.context_window``); ``recaller``
-    builds the recalled block (None, or ``chat.recall`` off: no recall).
+    builds the recalled block (None, or ``chat.recall`` off: no recall); ``continues``: a live
+    process holds ``history`` already, so only the recalled block and the message are sent
+    (nothing is trimmed: the process cannot forget; compaction is what shortens it).
     """
-    default = DEFAULT_SYSTEM_PROMPT if chat.memory_tools else NO_TOOLS_SYSTEM_PROMPT
-    system_prompt = chat.system_prompt.strip() or default
+    system_prompt = system_prompt_for(chat)
     window = context_window or chat.context_window
     cap = recall_cap(chat.recall_hard_cap_tokens, window) if chat.recall and recaller else 0
     budget = max(0, window - chat.reserve_tokens - cap)
@@ -258,7 +291,10 @@ def assemble(
         + estimate_tokens(current)
         + estimate_tokens("<conversation-history>\n</conversation-history>\n\n\n\n\n\n")
     )
-    trimmed = smart_trim(history.messages, budget=budget, terms=terms, fixed_tokens=fixed)
+    if continues:
+        trimmed = TrimResult(list(history.messages), [], 0)
+    else:
+        trimmed = smart_trim(history.messages, budget=budget, terms=terms, fixed_tokens=fixed)
     recalled: RecallBlock | None = None
     if cap and recaller is not None:
         others = [t for t in (history.summary, new_message) if t]
@@ -269,8 +305,10 @@ def assemble(
     if trimmed.kept:
         body = "<conversation-history>\n" + "\n".join(map(render_message, trimmed.kept))
         body += "\n</conversation-history>"
-    if summary or recalled_text or body:
-        prompt = _join([summary, recalled_text, body, current])
+    if continues:
+        prompt = _join([recalled_text, current])
+    elif summary or recalled_text or body or new_message.lstrip().startswith("/"):
+        prompt = _join([summary, recalled_text, body, current])  # "/x" bare: a CLI command
     else:
         prompt = new_message
     untrimmed = (
@@ -289,4 +327,5 @@ def assemble(
         context_window=window,
         budget=budget,
         untrimmed_tokens=untrimmed,
+        continues=continues,
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +32,7 @@ from clawback.core.chat.events import (
     TurnFinished,
     TurnOutcome,
 )
+from clawback.core.chat.live import LiveConversation, LiveConversations, ProcessSpec
 from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
@@ -84,6 +85,7 @@ class TurnHost(Protocol):
     runner: ClaudeRunner
     clock: Callable[[], datetime]
     running: set[ChatTurn]
+    live: LiveConversations | None
 
     def plan(
         self,
@@ -105,11 +107,18 @@ class TurnHost(Protocol):
         message: str,
         *,
         message_id: str | None = None,
+        continues: bool = False,
     ) -> AssembledPrompt: ...
 
     def index(self, path: Path) -> None: ...
 
     def memory_tools(self, *, write: bool = True) -> McpTools | None: ...
+
+    def process_spec(self, model: str | None) -> ProcessSpec: ...
+
+    def conversation(
+        self, session: ChatSession, history: History, model: str | None
+    ) -> LiveConversation | None: ...
 
 
 async def _hook(what: str, call: Awaitable[str | None]) -> str | None:
@@ -120,6 +129,16 @@ async def _hook(what: str, call: Awaitable[str | None]) -> str | None:
         raise
     except ClawbackError as exc:
         return f"The {what} did not run: {' '.join(str(exc).split())}"
+
+
+def _needed(prompt: AssembledPrompt, session: ChatSession) -> int:
+    """What the request will weigh, for the compaction check: the whole conversation before
+    smart trim; for a live turn at least the last request's real size (it holds what the
+    transcript does not: tool results, a flush's turn) plus its reply and the new turn."""
+    if not prompt.continues:
+        return prompt.untrimmed_tokens
+    held = session.total_tokens + session.output_tokens + prompt.new_tokens
+    return max(prompt.untrimmed_tokens, held)
 
 
 def _retried(messages: list[TranscriptMessage], text: str) -> tuple[str, list[str]] | None:
@@ -175,6 +194,9 @@ class ChatTurn:
         self._settled = False
         self._transcript: Transcript | None = None
         self._started = False
+        # the live process this turn went through, and the message ids it held before it
+        self._conversation: LiveConversation | None = None
+        self._fed: list[str] = []
 
     def cancel(self) -> None:
         """Stop ``claude`` and keep the partial reply; safe from any thread, and before start."""
@@ -258,20 +280,20 @@ class ChatTurn:
             if note:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
-            history = engine.history(session, skip_ids=[user_id, *skip])
-            prompt = engine.assemble(session, history, user_text, message_id=user_id)
-            note = await _hook("compaction", hooks.maybe_compact(session, prompt.untrimmed_tokens))
+            skipped = [user_id, *skip]
+            prompt, conversation = self._assemble(session, skipped, user_text, plan.model)
+            note = await _hook("compaction", hooks.maybe_compact(session, _needed(prompt, session)))
             if note:
                 session = self.session = store.require(session.id)
                 yield Notice(note)
-                history = engine.history(session, skip_ids=[user_id, *skip])
-                prompt = engine.assemble(session, history, user_text, message_id=user_id)
+                prompt, conversation = self._assemble(session, skipped, user_text, plan.model)
             outcome.prompt = prompt
             yield PromptAssembled(session, prompt, plan.model)
             if self._cancel_requested:
                 raise ClaudeCancelled()
             result = None
-            async for event in self._run_claude(prompt, plan.model):
+            events = self._run_claude(prompt, plan.model, session, conversation)
+            async for event in events:
                 if isinstance(event, Result):
                     result = event
                 elif isinstance(event, ToolCalled):
@@ -287,6 +309,7 @@ class ChatTurn:
             outcome.reply_message_id = self._append_reply(
                 reply, model=result.model, usage=result.usage
             )
+            self._live_holds(user_id, outcome.reply_message_id)
             session = self.session = store.record_usage(
                 session.id, result.usage, model=result.model, context_window=result.context_window
             )
@@ -297,10 +320,10 @@ class ChatTurn:
             outcome.context_window = result.context_window
             outcome.cost = result.total_cost_usd
         except ClaudeCancelled as exc:
-            if not self._cancel_requested:  # the iterating task itself was cancelled
-                self._keep_partial(exc.partial_text, outcome, cancelled=True)
-                raise
             self._keep_partial(exc.partial_text, outcome, cancelled=True)
+            self._live_holds(user_id, outcome.reply_message_id)  # when the interrupt landed
+            if not self._cancel_requested:  # the iterating task itself was cancelled
+                raise
         except ClaudeError as exc:
             self._keep_partial(exc.partial_text, outcome, error=exc)
             raise
@@ -312,6 +335,8 @@ class ChatTurn:
             raise
         finally:
             await self._stop_pump()
+            if self._conversation is not None and engine.live is not None:
+                engine.live.touch(self._conversation)
             transcript.sync()
             engine.index(transcript.path)
             outcome.session = store.get(session.id) or outcome.session
@@ -320,20 +345,67 @@ class ChatTurn:
             yield Notice(note)
         yield TurnFinished(outcome)
 
-    async def _run_claude(self, prompt: AssembledPrompt, model: str | None) -> AsyncIterator[Any]:
-        """Run claude in a task of its own (so :meth:`cancel` can stop just it) and relay."""
+    def _assemble(
+        self, session: ChatSession, skipped: list[str], text: str, model: str | None
+    ) -> tuple[AssembledPrompt, LiveConversation | None]:
+        """The prompt, and the live process that holds the conversation before it (if any:
+        then only the new turn is sent)."""
+        engine = self.engine
+        history = engine.history(session, skip_ids=skipped)
+        conversation = engine.conversation(session, history, model)
+        prompt = engine.assemble(
+            session, history, text, message_id=skipped[0], continues=conversation is not None
+        )
+        return prompt, conversation
+
+    def _live_holds(self, user_id: str, reply_id: str | None) -> None:
+        """The turn is in the transcript; the live process it went through (still running
+        after a success or an interrupt that landed) has seen the same."""
+        conversation = self._conversation
+        if conversation is None or not conversation.process.alive:
+            return
+        conversation.seen = [*self._fed, user_id, *([reply_id] if reply_id else [])]
+
+    async def _run_claude(
+        self,
+        prompt: AssembledPrompt,
+        model: str | None,
+        session: ChatSession,
+        conversation: LiveConversation | None,
+    ) -> AsyncIterator[Any]:
+        """Run claude in a task of its own (so :meth:`cancel` can stop just it) and relay: the
+        live process that holds the conversation, else a fresh one (a host with live
+        conversations), else a one-shot ``claude -p``."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
-        runner = self.engine.runner
+        engine = self.engine
+        live = engine.live
+
+        def stream() -> AsyncGenerator[Any, None]:
+            return engine.runner.stream(
+                prompt.prompt,
+                system_prompt=prompt.system_prompt,
+                model=model,
+                tools=engine.memory_tools(),
+            )
+
+        async def live_turn() -> AsyncGenerator[Any, None]:
+            found = conversation
+            if found is None:
+                assert live is not None
+                held = History(prompt.summary, prompt.messages)
+                found = await live.start(session.id, session.key, engine.process_spec(model), held)
+                self._fed = [m.id for m in prompt.messages]
+            else:
+                self._fed = list(found.seen)
+            self._conversation = found
+            async with contextlib.aclosing(found.process.turn(prompt.prompt)) as events:
+                async for event in events:
+                    yield event
 
         async def pump() -> None:
             try:
-                events = runner.stream(
-                    prompt.prompt,
-                    system_prompt=prompt.system_prompt,
-                    model=model,
-                    tools=self.engine.memory_tools(),
-                )
+                events = live_turn() if live is not None else stream()
                 async with contextlib.aclosing(events):
                     async for event in events:
                         queue.put_nowait(event)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clawback.core.config import update_setting
 from clawback.core.home import Home
 from clawback.tui.app import make_app
 from clawback.tui.widgets.message_view import MessageView, fold_summary
@@ -14,6 +15,8 @@ from .test_chat import chat, shown
 
 
 async def test_the_tool_call_is_folded_between_the_question_and_the_reply(demo_home: Home) -> None:
+    # the replay stands in for one-shot calls: a process per turn, as the setting's 0 asks
+    update_setting(demo_home.paths, "chat.live_idle_minutes", 0)
     tui = make_app(demo_home, runner=ReplayRunner("claude"), watch=False)
     async with tui.run_test(size=SIZE) as pilot:
         pane = await chat(tui, pilot, "what about sqlite?")
