@@ -24,7 +24,7 @@ from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)
     no_leftover_processes,
     wait_gone,
 )
-from tests.helpers import run_turn
+from tests.helpers import run_turn, until
 
 from .test_engine import LONG_REPLY, Clock, current, make_engine, messages
 
@@ -248,7 +248,10 @@ async def test_an_idle_process_exits_and_the_next_turn_starts_one(
         await run_turn(engine, "first", key=KEY)
         first = fake_claude.last_call()["pid"]
         assert await wait_gone(first, 5) and len(live) == 0
-        assert live.watchdog.pid is None  # nothing left to watch: the guard is gone too
+        guard = live.watchdog.pid
+        # nothing left to watch: the guard goes too, once the closing has settled
+        await until(lambda: live.watchdog.pid is None, "the watchdog to end")
+        assert guard is None or await wait_gone(guard)
         await run_turn(engine, "second", key=KEY)
     finally:
         await engine.aclose()
