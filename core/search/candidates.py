@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clawback.core.db import Queryable
+from clawback.core.search.acknowledgements import MAX_CHARS as ACK_CHARS
+from clawback.core.search.acknowledgements import is_acknowledgement
 from clawback.core.search.coverage import coverage
 from clawback.core.search.filters import NOT_MARKUP, SearchFilters
 from clawback.core.search.plan import QueryPlan
@@ -122,7 +124,8 @@ def _candidates(
 # is the reply (so the filters' SQL applies to it) and ``a`` the turn it replies to. A slash
 # command they ran next is not a reply (NOT_MARKUP).
 _REPLIES = f"""
-SELECT a.id, e.id FROM entries a
+SELECT a.id, e.id, length(e.text) <= {{short}}, substr(e.text, 1, {{short}})
+FROM entries a
 JOIN entries e ON e.id = (
     SELECT n.id FROM entries n
     WHERE n.file_id = a.file_id AND n.kind = 'text' AND n.conversational = 1
@@ -149,10 +152,14 @@ def _replies(
         return []
     clauses, params = filters.where()
     sql = _REPLIES.format(
-        ids=", ".join("?" * len(first)), where="".join(f" AND {c}" for c in clauses)
+        ids=", ".join("?" * len(first)),
+        where="".join(f" AND {c}" for c in clauses),
+        short=ACK_CHARS,
     )
     replies: list[Candidate] = []
-    for hit_id, reply_id in db.execute(sql, [*first, *params]):
+    for hit_id, reply_id, short, head in db.execute(sql, [*first, *params]):
+        if short and is_acknowledgement(head):
+            continue  # "ok" settles nothing in its own words: the proposal it accepts is the hit
         if reply_id not in seen:
             seen.add(reply_id)
             hit = first[hit_id]

@@ -294,6 +294,7 @@ def _vector_search(
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
     # Imported here, not at the top: keyword searches (the command line's fast path) never
     # need them, and they cost a few milliseconds of start-up (hashlib, dataclasses).
+    from clawback.core.search.acknowledgements import instead_of_acknowledgements
     from clawback.core.search.fusion import first_page, fuse, similarity_shown
     from clawback.core.search.hybrid import (
         ANSWER_FLOOR,
@@ -329,6 +330,7 @@ def _vector_search(
     ranked_keyword = [(item.id, item.score) for item in keyword]
     fused = fuse(ranked_keyword, vector, {item.id: item.held for item in keyword})
     fused = once_each(db, fused)
+    fused = instead_of_acknowledgements(db, fused, *filters.where())
     if mode == "hybrid":
         if plan.natural:
             fused = discount_narration(db, fused)

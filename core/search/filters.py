@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
+from clawback.core.db import Queryable
 from clawback.core.errors import UsageError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.timeutil import date_bounds, format_ts, parse_ts
@@ -13,6 +14,11 @@ from clawback.core.timeutil import date_bounds, format_ts, parse_ts
 CONVERSATIONAL = (
     "e.kind IN ('text', 'compaction') AND (e.conversational = 1 OR f.source = 'memory')"
 )
+_PASSING = """
+SELECT e.id FROM entries e JOIN files f ON f.id = e.file_id
+LEFT JOIN sessions s ON s.id = e.session_id
+WHERE e.id IN ({ids}){where}
+"""
 # Text the person wrote, not a wrapper Claude Code writes into their turn: a slash command they
 # ran (``<command-name>/exit``), its output (``<local-command-stdout>``).
 NOT_MARKUP = "e.text NOT LIKE '<%'"
@@ -91,3 +97,14 @@ class SearchFilters:
         assert last is not None  # a bound date_bounds made, or the window's own
         # ``until`` with a time is kept to the instant (date_bounds adds a millisecond).
         return replace(self, since=low, until=format_ts(last - timedelta(milliseconds=1)))
+
+
+def passing(db: Queryable, ids: list[int], clauses: list[str], params: list[Any]) -> set[int]:
+    """The entries among ``ids`` that pass the filters' SQL ``clauses``
+    (:meth:`SearchFilters.where`): a turn search brings in place of one it found (the turn an
+    acknowledgement answers, the answer to a restated question) must pass them as well."""
+    if not ids:
+        return set()
+    where = "".join(f" AND {clause}" for clause in clauses)
+    sql = _PASSING.format(ids=", ".join("?" * len(ids)), where=where)
+    return {row[0] for row in db.execute(sql, [*ids, *params])}
