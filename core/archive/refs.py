@@ -1,6 +1,7 @@
 """How a message of the index is named where it must be named back: the ref ``memory_get``
-takes, ``<source>:<file key>#L<line>``, written here for every place that hands one out (the MCP
-server's answers, the recall block's lines), and a file key shortened where it must stay short.
+takes, ``<source>:<file key>#L<line>`` (``fact:<id>`` for a fact), written here for every place
+that hands one out (the MCP server's answers, the recall block's lines), and a file key
+shortened where it must stay short.
 
 A long key appears as its head, ``…`` and a digest of the whole key (:func:`short_key`); a key
 that reads like a path out of its folder (``..``, absolute, a drive) as the digest alone
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+FACT_PREFIX = "fact:"
 KEY_CHARS = 160  # longer keys (deep folders, long names) are shortened where shown as ids
 HEAD_CHARS = 48
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
@@ -50,3 +52,8 @@ def entry_ref(source: str, file_key: str, line: int, offset: int = 0) -> str:
     """The ref of the message on ``line`` of an indexed file (``@offset``: a continuation)."""
     tail = f"@{offset}" if offset else ""
     return f"{source}:{ref_key(file_key)}#L{line}{tail}"
+
+
+def fact_ref(fact_id: int) -> str:
+    """The ref of a knowledge fact: ``fact:<id>``."""
+    return f"{FACT_PREFIX}{fact_id}"

@@ -25,8 +25,9 @@ import contextlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from clawback.core.archive.refs import entry_ref, fact_ref
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
@@ -36,7 +37,9 @@ from clawback.core.search.engine import NearestChunks, SearchFilters
 from clawback.core.search.front import find
 from clawback.core.search.hybrid import ANSWER_FLOOR, above_floor
 from clawback.core.search.questions import split_questions
+from clawback.core.search.restatements import answers_to, restates
 from clawback.core.text.cjk import has_cjk
+from clawback.core.text.fields import prompt_field
 from clawback.core.text.stopwords import STOPWORDS
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import estimate_tokens
@@ -68,6 +71,14 @@ CANDIDATES = 24
 FRAGMENT_CHARS = 600
 MEANING_CHARS = 1_000  # the tail of the recent user messages that the vector side reads
 NEAREST = 100
+#: a hit from the asker's own project (the session's working folder) counts this much more: a
+#: tie-breaker, not a filter (larger factors cost the questions asked from another project their
+#: first places: docs/search-quality.md, "Recall from a project")
+PROJECT_FACTOR = 1.1
+#: what a past turn that only restates the question keeps of its score, below its answer
+RESTATED_SHARE = 0.8
+REF_CHARS = 240
+FIELD_CHARS = 40  # a hit's role or source, a fact's kind: short words, at most this long
 OPEN_TAG = '<recalled-context source="memory">'
 CLOSE_TAG = "</recalled-context>"
 _BLOCK = re.compile(r"<recalled-context\b[^>]*>.*?</recalled-context>\s*", re.DOTALL)
@@ -100,6 +111,15 @@ class RecallHit:
     text: str
     score: float
     uuid: str | None = None
+    file_key: str | None = None
+    line: int | None = None
+
+    @property
+    def ref(self) -> str | None:
+        """What ``memory_get`` takes to read the whole message (``None``: its place unknown)."""
+        if self.file_key is None or self.line is None:
+            return None
+        return entry_ref(self.source, self.file_key, self.line)
 
 
 @dataclass
@@ -191,6 +211,7 @@ def search_archive(
     nearest: NearestChunks | None = None,
     min_coverage: float = 0.0,
     filters: SearchFilters | None = None,
+    project: str | None = None,
 ) -> tuple[list[RecallHit], list[Fact]]:
     """The best ``limit`` hits for a turn's ``questions`` (:func:`asked`), through the one
     search every client uses (``search.front``), and the facts near them in meaning.
@@ -212,6 +233,13 @@ def search_archive(
     already holds (``exclude_session``, ``exclude_uuids``), so that SQLite leaves it out before
     the cut and it takes none of the ``limit`` (left out after the cut, a turn's own just-typed
     message cost its block a line its dry run showed).
+
+    Two rules of a recall block, not of search: a past turn that only restates a question gives
+    its place to the turn that answered it and stays below it
+    (:mod:`~clawback.core.search.restatements`), and
+    with ``project`` (the asker's working folder) a hit from a session there counts
+    :data:`PROJECT_FACTOR` times its score, so at equal relevance the project's own come first
+    and another project's still win when they are clearly better.
     """
     filters = replace(filters or SearchFilters(), conversational=True)
     scored: dict[int, float] = {}
@@ -243,26 +271,74 @@ def search_archive(
                     close = [item for item in close if item[2] >= ANSWER_FLOOR]
                 for fact in _close_facts(db, close):
                     facts.setdefault(fact.id, fact)
-    ids = [
-        entry_id
-        for entry_id in sorted(scored, key=lambda entry_id: -scored[entry_id])[:limit]
-        if min_coverage <= 0 or held[entry_id] >= min_coverage
-    ]
-    rows = db.execute(
-        "SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid FROM entries e"
-        f" JOIN files f ON f.id = e.file_id WHERE e.id IN ({', '.join('?' * len(ids))})",
-        ids,
-    ).fetchall()
-    known = {row[0]: row for row in rows}
+    ranked = sorted(scored, key=lambda entry_id: -scored[entry_id])[:limit]
+    rows = _hit_rows(db, ranked)
+    _answer_restated(db, questions, rows, ranked, scored, held, filters)
+    if project:
+        for entry_id in ranked:
+            if rows[entry_id][-1] == project:
+                scored[entry_id] *= PROJECT_FACTOR
+    order = {entry_id: index for index, entry_id in enumerate(ranked)}
+    ranked.sort(key=lambda entry_id: (-scored[entry_id], order[entry_id]))
     hits = [
         RecallHit(
             entry_id=entry_id, session_id=row[1], source=row[2], role=row[3], timestamp=row[4],
-            text=row[5], score=scored[entry_id], uuid=row[6],
+            text=row[5], score=scored[entry_id], uuid=row[6], file_key=row[7], line=row[8],
         )
-        for entry_id in ids
-        if (row := known.get(entry_id)) is not None
+        for entry_id in ranked[:limit]
+        if (min_coverage <= 0 or held[entry_id] >= min_coverage)
+        and (row := rows.get(entry_id)) is not None
     ]  # fmt: skip
     return hits, list(facts.values())
+
+
+_HIT_ROWS = """
+SELECT e.id, e.session_id, f.source, e.role, e.ts, e.text, e.uuid, f.file_key, e.line, s.cwd
+FROM entries e JOIN files f ON f.id = e.file_id LEFT JOIN sessions s ON s.id = e.session_id
+WHERE e.id IN ({ids})
+"""
+
+
+def _hit_rows(db: Queryable, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    if not ids:
+        return {}
+    sql = _HIT_ROWS.format(ids=", ".join("?" * len(ids)))
+    return {row[0]: tuple(row) for row in db.execute(sql, list(ids))}
+
+
+def _answer_restated(
+    db: Queryable,
+    questions: Sequence[Asked],
+    rows: dict[int, tuple[Any, ...]],
+    ranked: list[int],
+    scored: dict[int, float],
+    held: dict[int, float],
+    filters: SearchFilters,
+) -> None:
+    """Each hit in ``ranked`` that only restates one of ``questions`` keeps
+    :data:`RESTATED_SHARE` of its score, and the turn that answered it gets at least the whole
+    (and its share of the words), joining ``ranked`` if it was not there: the answer takes the
+    restatement's place, the restatement stays below it (when and where it was asked). Changes
+    ``ranked``, ``rows``, ``scored`` and ``held``."""
+    restating = [
+        entry_id
+        for entry_id in ranked
+        if entry_id in rows
+        and any(restates(rows[entry_id][5] or "", question.text) for question in questions)
+    ]
+    if not restating:
+        return
+    answers = answers_to(db, restating, *filters.where())
+    for entry_id in restating:
+        answer = answers.get(entry_id)
+        if answer is not None and answer not in restating:
+            if scored.get(answer, 0.0) < scored[entry_id]:
+                scored[answer] = scored[entry_id]
+                held[answer] = max(held.get(answer, 0.0), held[entry_id])
+            if answer not in ranked:
+                ranked.append(answer)
+        scored[entry_id] *= RESTATED_SHARE
+    rows.update(_hit_rows(db, [entry_id for entry_id in ranked if entry_id not in rows]))
 
 
 def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
@@ -315,15 +391,25 @@ def fragment(text: str, terms: Sequence[str], width: int = FRAGMENT_CHARS) -> st
 
 
 def _fact_line(fact: Fact) -> str:
-    kind = f"[{fact.kind}] " if fact.kind else ""
-    return f"- {kind}{neutralise_wrappers(' '.join(fact.text.split()))}"
+    stamp = [prompt_field(fact.kind, FIELD_CHARS)]
+    if isinstance(fact.id, int):
+        stamp.append(f"ref: {fact_ref(fact.id)}")
+    label = " · ".join(part for part in stamp if part)
+    flat = " ".join(fact.text.split())
+    return neutralise_wrappers(f"- [{label}] {flat}" if label else f"- {flat}")
 
 
 def _detail_line(hit: RecallHit) -> str:
-    when = (hit.timestamp or "")[:16].replace("T", " ")
-    where = hit.source + (f" {hit.session_id[:8]}" if hit.session_id else "")
-    stamp = " · ".join(part for part in (when, hit.role, where) if part)
-    return f"- [{stamp}] {neutralise_wrappers(hit.text)}"
+    """One fragment on one line: when, who, and the ref ``memory_get`` reads it whole by (its
+    session's short id where the hit has no place to name), every field one bounded line."""
+    when = prompt_field((hit.timestamp or "")[:16].replace("T", " "), 16)
+    stamp = [when, prompt_field(hit.role, FIELD_CHARS)]
+    if hit.ref is not None:
+        stamp.append(f"ref: {prompt_field(hit.ref, REF_CHARS)}")
+    else:
+        stamp.append(prompt_field(f"{hit.source} {(hit.session_id or '')[:8]}", FIELD_CHARS))
+    label = " · ".join(part for part in stamp if part)
+    return neutralise_wrappers(f"- [{label}] {' '.join(hit.text.split())}")
 
 
 def render_block(knowledge: Sequence[Fact], details: Sequence[RecallHit]) -> str:
@@ -390,12 +476,14 @@ def recall(
     nearest: NearestChunks | None = None,
     exclude_session: str | None = None,
     min_coverage: float = 0.0,
+    project: str | None = None,
 ) -> RecallBlock:
     """The recalled block for a turn whose last user messages are ``user_messages``.
 
     ``present_ids`` (message ids) and ``present_texts`` are what the prompt already carries;
     hits among them are excluded, as is a past turn saying just what a user message says, and
     every line of ``exclude_session`` (a session whose own lines are already in the context).
+    ``project``: the asker's working folder, whose sessions come first at equal relevance.
     Ids and the session are left out by the search itself, so they spend none of the
     ``limit * 2`` candidates: a turn's own message, indexed before its prompt is assembled,
     must not cost the block a fragment that a dry run (which indexes nothing) would show. An
@@ -422,7 +510,7 @@ def recall(
     present = SearchFilters(exclude_session=exclude_session, exclude_uuids=tuple(sorted(ids)))
     found, close_facts = search_archive(
         db, questions, limit=limit * 2, nearest=nearest, min_coverage=min_coverage,
-        filters=present,
+        filters=present, project=project,
     )  # fmt: skip
     for hit in found:
         body = _normal(strip_recalled(hit.text))

@@ -22,13 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clawback.core.archive.refs import entry_ref, refusal
+from clawback.core.archive.refs import FACT_PREFIX, entry_ref, fact_ref, refusal
 from clawback.core.errors import UsageError
 from clawback.core.records import Source
 
 MAX_REF_CHARS = 1_000
 MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger fact id names nothing
-FACT_PREFIX = "fact:"
 _ENTRY = re.compile(
     r"^(?P<source>[a-z-]+):(?P<key>.+)#L(?P<line>\d{1,9})(?:@(?P<offset>\d{1,12}))?$"
 )
@@ -66,7 +65,7 @@ class FactRef:
     id: int
 
     def __str__(self) -> str:
-        return f"{FACT_PREFIX}{self.id}"
+        return fact_ref(self.id)
 
 
 @dataclass(frozen=True)

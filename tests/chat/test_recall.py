@@ -144,7 +144,9 @@ def test_recall_finds_past_fragments_with_time_role_and_session(home: Home, cc_r
     assert any("Black Krim tomatoes" in t for t in texts)
     assert all("pelican" not in t for t in texts)
     assert block.query.startswith("tomatoes")
-    assert "· user · claude-code 11111111]" in block.text
+    assert "· user · ref: claude-code:proj/11111111-2222-4333-8444-555555555555.jsonl#L1]" in (
+        block.text
+    )
     # a recalled block that slipped into an old transcript is never recalled again
     assert "old block" not in block.text and "<recalled-context" not in "".join(texts)
 
