@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from clawback.core.chat.recall import RecallBlock, recall_cap, recall_terms
 from clawback.core.config import ChatConfig
 from clawback.core.text.wrappers import neutralise_wrappers
+from clawback.core.timeutil import normalize_ts
 from clawback.core.tokens import estimate_tokens
 
 __all__ = [
@@ -112,7 +113,9 @@ Recaller = Callable[[Sequence[str], int, Sequence[ContextMessage], Sequence[str]
 
 
 def render_message(message: ContextMessage) -> str:
-    time = f' time="{message.timestamp}"' if message.timestamp else ""
+    # A transcript's timestamp is its writer's text: only a real time goes into the tag.
+    stamp = normalize_ts(message.timestamp) if message.timestamp else None
+    time = f' time="{stamp}"' if stamp else ""
     partial = ' partial="true"' if message.partial else ""
     content = neutralise_wrappers(message.content)
     return f'<message role="{message.role}"{time}{partial}>\n{content}\n</message>'

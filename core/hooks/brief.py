@@ -113,7 +113,7 @@ def daily_files(workspace: Path) -> list[Path]:
 
 def flushed_notes(workspace: Path, session_id: str, chars: int) -> list[str]:
     """The notes a flush of ``session_id`` wrote (its heading names the session's short id)."""
-    marker = f"session {session_id[:8]})"
+    marker = f"session {prompt_field(session_id[:8], 8)})"  # as the flush wrote it
     for path in daily_files(workspace)[:2]:
         picked = [body for heading, body in _sections(_read(path, workspace)) if marker in heading]
         if picked:
@@ -135,7 +135,7 @@ def recent_notes(workspace: Path, project: str, skip_session: str, chars: int) -
     others: list[str] = []
     for path in daily_files(workspace)[:NOTE_FILES]:
         for heading, body in reversed(_sections(_read(path, workspace))):
-            if skip_session and f"session {skip_session[:8]})" in heading:
+            if skip_session and f"session {prompt_field(skip_session[:8], 8)})" in heading:
                 continue
             lines = _fit(_note_lines(body), SECTION_CHARS)
             if not lines:

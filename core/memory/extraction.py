@@ -23,6 +23,7 @@ from typing import Any
 from clawback.core.claude.errors import ClaudeError
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.memory.facts import FACT_TYPES, NewFact
+from clawback.core.text.fields import prompt_field
 from clawback.core.text.masking import mask_secrets
 
 __all__ = [
@@ -163,7 +164,7 @@ def render_transcript(
         if not text:
             continue
         label = f"m{len(labelled) + 1}"
-        when = (message.timestamp or "")[:16].replace("T", " ")
+        when = prompt_field((message.timestamp or "")[:16].replace("T", " "), 16)
         speaker = _SPEAKERS.get(message.role, message.role.title())
         line = f"[{label}]{' ' + when if when else ''} {speaker}: {_cut(text, max_message_chars)}"
         labelled.append((label, line, message))

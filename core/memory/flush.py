@@ -25,6 +25,7 @@ from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import Workspace
+from clawback.core.text.fields import prompt_field
 from clawback.core.text.masking import mask_secrets
 from clawback.core.timeutil import format_ts
 
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 NO_REPLY = "NO_REPLY"
+HEADING_CHARS = 120  # a session's name or project in a notes heading, on one line
 
 FLUSH_SYSTEM_PROMPT = (
     "Pre-compaction memory flush turn. The session is near auto-compaction; capture durable "
@@ -356,8 +358,8 @@ class MemoryFlush:
     @staticmethod
     def _heading(session: ChatSession, when: datetime, target: Path) -> str:
         """What the notes go under: the session and the time, then the link back to it."""
-        name = session.label or session.key
-        short = session.id[:8]
+        name = prompt_field(session.label or session.key, HEADING_CHARS)
+        short = prompt_field(session.id[:8], 8)
         link = os.path.relpath(session.transcript_path, target.parent)
         return (
             f"## {when:%H:%M} · {name} (session {short})\n\n"
@@ -370,10 +372,13 @@ def _archived_heading(
     session_id: str, project: str, transcript: Path, when: datetime, target: Path
 ) -> str:
     """The heading of notes flushed from a Claude Code session: the project, the session."""
-    short = session_id[:8]
-    link = Path(os.path.relpath(transcript, target.parent)).as_posix()
+    # The session's id and folder come from its transcript: one line each, or a forged id
+    # would write a heading of its own into the notes the next brief reads.
+    short = prompt_field(session_id[:8], 8)
+    project = prompt_field(project, HEADING_CHARS)
+    link = prompt_field(Path(os.path.relpath(transcript, target.parent)).as_posix(), 400)
     return (
         f"## {when:%H:%M} · {project} (Claude Code session {short})\n\n"
         f"Memory flush from Claude Code [session {short}]({link}) before it was compacted"
-        f" · `clawback show {session_id}`\n\n"
+        f" · `clawback show {prompt_field(session_id, 120)}`\n\n"
     )
