@@ -59,7 +59,9 @@ Per mode: recall@5, recall@10 (an answer among the first 5 / 10 hits), MRR over 
 and latency p50/p95 with the query embedded cold. ``bm25-or`` is the baseline: FTS5 BM25 over
 the same index with the question's words OR-ed, nothing else; ``recall-or`` is the chat recall
 block's keyword query before issue 20 (stop words out, OR-ed); ``recall`` is what the recall
-block finds now (the one search, hybrid).
+block finds now (the one search, hybrid), and ``recall-own`` / ``recall-else`` the same asked
+from a working folder, as the hooks ask: the answer's own project, and the biggest other one
+(a person asking, from the project they mostly work in, about another).
 """
 
 from __future__ import annotations
@@ -218,15 +220,45 @@ def recall_or(home: Home) -> Ranker:
     return rank
 
 
-def chat_recall(home: Home, index: SemanticIndex) -> Ranker:
-    """What the chat's recall block (and the hooks') finds now: the one search, per message."""
+def chat_recall(
+    home: Home, index: SemanticIndex, projects: dict[str, str | None] | None = None
+) -> Ranker:
+    """What the chat's recall block (and the hooks') finds now: the one search, per message;
+    with ``projects``, asked from the working folder it names for each question, as the hooks
+    ask."""
 
     def rank(query: str) -> list[int]:
         index.forget_queries()
-        hits, _ = search_archive(home.db, asked([query]), limit=DEPTH, nearest=index)
+        project = (projects or {}).get(query)
+        hits, _ = search_archive(
+            home.db, asked([query]), limit=DEPTH, nearest=index, project=project
+        )
         return [hit.entry_id for hit in hits]
 
     return rank
+
+
+def asked_from(home: Home, cases: Sequence[Case]) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Where each question is asked from, for recall that prefers the asker's project: the
+    working folder of its answer's session, and the biggest other project (by messages): the
+    project a person mostly works in, asking about another."""
+    biggest = [
+        cwd
+        for (cwd,) in home.db.execute(
+            "SELECT cwd FROM sessions WHERE cwd IS NOT NULL GROUP BY cwd"
+            " ORDER BY sum(message_count) DESC LIMIT 2"
+        )
+    ]
+    own: dict[str, str | None] = {}
+    other: dict[str, str] = {}
+    for case in cases:
+        row = home.db.execute(
+            "SELECT s.cwd FROM entries e JOIN sessions s ON s.id = e.session_id WHERE e.id = ?",
+            (min(case.answers),),
+        ).fetchone()
+        own[case.query] = row[0] if row else None
+        other[case.query] = biggest[1] if own[case.query] == biggest[0] else biggest[0]
+    return own, other
 
 
 def mode_ranker(home: Home, index: SemanticIndex, mode: str) -> Ranker:
@@ -281,7 +313,7 @@ def table(title: str, rankers: dict[str, Ranker], cases: Sequence[Case]) -> None
     print(f"{title} ({len(cases)}):  recall@5  recall@10    MRR   p50 / p95 ms")
     for name, rank in rankers.items():
         row = measure(rank, cases)
-        print(f"  {name:10} {100 * row.recall5:8.1f}% {100 * row.recall10:9.1f}% {row.mrr:6.3f}"
+        print(f"  {name:11} {100 * row.recall5:8.1f}% {100 * row.recall10:9.1f}% {row.mrr:6.3f}"
               f"  {row.p50:5.1f} / {row.p95:5.1f}")  # fmt: skip
 
 
@@ -348,6 +380,12 @@ def main() -> None:
         rankers = {"bm25-or": bm25_or(home), "recall-or": recall_or(home)}
         rankers.update({mode: mode_ranker(home, index, mode) for mode in MODES})
         rankers["recall"] = chat_recall(home, index)
+        paraphrases = [Case(query, targets(home, anchor)) for query, anchor in pairs]
+        controls = [Case(anchor, targets(home, anchor)) for _, anchor in pairs]
+        every = [case for cases in sets.values() for case in cases] + paraphrases + controls
+        own, other = asked_from(home, every)
+        rankers["recall-own"] = chat_recall(home, index, own)
+        rankers["recall-else"] = chat_recall(home, index, dict(other))
         rankers["hyb-rrf"] = fused_ranker(home, index, "rrf")
         rankers["hyb-minmax"] = fused_ranker(home, index, "minmax")
         tuned = [case for name in TUNED for case in sets[name]]
@@ -366,8 +404,6 @@ def main() -> None:
         for title, cases in groups.items():
             widened = [Case(c.query, c.answers | judged.get(c.query, set())) for c in cases]
             table(f"questions, {title}, counting the messages judged to answer", pooled, widened)
-        paraphrases = [Case(query, targets(home, anchor)) for query, anchor in pairs]
-        controls = [Case(anchor, targets(home, anchor)) for _, anchor in pairs]
         table("paraphrases", rankers, paraphrases)
         table("controls (the target's own words)", rankers, controls)
         nonsense(home, index)
