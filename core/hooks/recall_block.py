@@ -35,8 +35,10 @@ def recall_for_prompt(
     session_id: str,
     cap: int,
     nearest: NearestChunks | None = None,
+    project: str | None = None,
 ) -> Answer:
-    """The framed recall block for ``prompt`` (empty below the floor)."""
+    """The framed recall block for ``prompt`` (empty below the floor); ``project``: the
+    session's working folder, whose past sessions come first at equal relevance."""
     block = recall(
         conn,
         [bounded(prompt)],
@@ -45,6 +47,7 @@ def recall_for_prompt(
         exclude_session=session_id,
         min_coverage=LOOSE_FLOOR,
         nearest=nearest,
+        project=project,
     )
     if not block:
         return Answer(detail="nothing above the floor")  # never the prompt's words: see log.py
@@ -68,7 +71,7 @@ def by_words(ctx: HookContext) -> Answer:
     try:
         found = recall_for_prompt(
             conn, ctx.event.prompt, session_id=ctx.event.session_id,
-            cap=ctx.config.hooks.recall_tokens,
+            cap=ctx.config.hooks.recall_tokens, project=ctx.event.cwd or None,
         )  # fmt: skip
     finally:
         conn.close()
@@ -88,6 +91,7 @@ def in_process(ctx: HookContext) -> Answer:
             session_id=ctx.event.session_id,
             cap=ctx.config.hooks.recall_tokens,
             nearest=nearest,
+            project=ctx.event.cwd or None,
         )
     finally:
         conn.close()
@@ -108,6 +112,7 @@ def in_warm(ctx: HookContext) -> Answer:
             session_id=ctx.event.session_id,
             cap=ctx.config.hooks.recall_tokens,
             nearest=nearest,
+            project=ctx.event.cwd or None,
         )
     finally:
         conn.close()
