@@ -115,7 +115,8 @@ async def _serve(home: Home, folder: Path, bot: BotApi) -> None:
     from clawback.core.gateway import TelegramGateway
 
     settings = home.config.telegram
-    engine = home.chat_engine()
+    # One live claude process per session between turns (chat.live_idle_minutes, 0: one per turn).
+    engine = home.chat_engine(live=True)
     gateway = TelegramGateway(
         engine, settings, folder, bot, say=_say, reload=lambda: _settings_now(home)
     )
@@ -133,10 +134,13 @@ async def _serve(home: Home, folder: Path, bot: BotApi) -> None:
             "Nobody may talk to it yet: message the bot from Telegram, then run the "
             "`clawback gateway telegram allow CODE` it prints here."
         )
-    await gateway.run(stop)
-    drain = getattr(engine.hooks, "drain", None)
-    if drain is not None:
-        await drain()
+    try:
+        await gateway.run(stop)
+        drain = getattr(engine.hooks, "drain", None)
+        if drain is not None:
+            await drain()
+    finally:
+        await engine.aclose()  # the live claude processes end with the gateway
 
 
 @telegram.command("allow")

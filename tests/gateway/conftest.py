@@ -72,6 +72,8 @@ async def run_gateway(
     standin: TelegramStandin,
     config: TelegramConfig | None = None,
     engine: ChatEngine | None = None,
+    *,
+    live: bool = False,
 ) -> AsyncIterator[Running]:
     """A gateway on ``home`` polling ``standin``; stopped (cleanly) when the block ends."""
     config = config or settings()
@@ -81,7 +83,7 @@ async def run_gateway(
         TOKEN, standin.url, poll_timeout_s=config.poll_timeout_s, backoff_start_s=0.05
     )
     said: list[str] = []
-    engine = engine or home.chat_engine()
+    engine = engine or home.chat_engine(live=live)
     gateway = TelegramGateway(engine, config, folder, bot, say=said.append)
     running = Running(gateway, standin, home, said)
     await gateway.start()
@@ -90,6 +92,7 @@ async def run_gateway(
         yield running
     finally:
         await running.stop()
+        await engine.aclose()
 
 
 def folder_of(home: Home) -> Path:

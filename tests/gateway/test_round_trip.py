@@ -179,3 +179,18 @@ async def test_a_turn_that_times_out_is_one_short_line(
         standin.push("think forever", chat_id=ALICE, user_id=ALICE)
         texts = await running.settle(1, timeout=30)
     assert texts == ["⚠ Claude took too long and was stopped; try again."]
+
+
+async def test_a_chat_keeps_one_live_claude_process_between_turns(
+    home: Home, standin: TelegramStandin, fake_claude: FakeClaude
+) -> None:
+    fake_claude.reply("Slate.")
+    async with run_gateway(home, standin, live=True) as running:
+        standin.push("what is the roof made of?", chat_id=ALICE, user_id=ALICE)
+        await running.settle(1)
+        standin.push("and the gutters?", chat_id=ALICE, user_id=ALICE)
+        texts = await running.settle(2)
+    assert texts == ["Slate.", "Slate."]
+    calls = fake_claude.calls()
+    assert len({call["pid"] for call in calls}) == 1  # one process served both turns
+    assert "stream-json" in calls[0]["argv"]
