@@ -18,6 +18,7 @@ from clawback.cli.output import note, print_json
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.config import load_config
 from clawback.core.hooks import settings as cc_settings
+from clawback.core.hooks.plugin import refuse_beside_the_plugin
 from clawback.core.hooks.status import hooks_status
 from clawback.core.paths import Paths
 from clawback.core.warm.server import stop as stop_warm_process
@@ -44,6 +45,7 @@ def _paths(ctx: click.Context) -> Paths:
 @click.pass_context
 def install(ctx: click.Context, scope: str, with_mcp: bool) -> None:
     """Add clawback's hooks to Claude Code's settings (everything else in the file is kept)."""
+    refuse_beside_the_plugin(Path.cwd())
     paths = _paths(ctx).ensure()
     load_config(paths.config)  # a broken config is named now, not silently in every hook
     command = clawback_command()
@@ -105,6 +107,21 @@ def _run_line(event: str, run: dict[str, Any] | None) -> str:
     return f"  {event:14} " + "  ".join(part for part in parts if part)
 
 
+def _plugin_line(plugin: dict[str, Any], report: dict[str, Any]) -> str:
+    """The plugin, and what runs when it sits beside settings-file hooks or a registration."""
+    version = f" {plugin['version']}" if plugin["version"] else ""
+    line = f"Plugin: {plugin['id']}{version} ({plugin['scope']} scope) "
+    if not plugin["enabled"]:
+        return line + "installed, switched off"
+    line += "on: the hooks and the memory server"
+    if any(row["events"] for row in report["scopes"]):
+        line += "; its hooks step aside where settings-file hooks run (`clawback hooks uninstall`"
+        line += " leaves them to the plugin)"
+    if report["mcp"]:
+        line += "; the memory tools are offered twice (`clawback mcp uninstall` leaves them to it)"
+    return line
+
+
 @hooks.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
@@ -126,13 +143,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         else:
             shown = "not installed"
         click.echo(f"  {row['scope']:8} {row['path']}: {shown}")
+    plugin = report["plugin"]
     registered = ", ".join(
         f"{m['scope']} scope" + (", always loaded" if m["always_load"] else ", deferred")
         for m in report["mcp"]
     )
-    click.echo(
-        f"  MCP server: {registered or 'not registered (clawback hooks install --with-mcp)'}"
-    )
+    hint = "from the plugin" if plugin and plugin["enabled"] else "not registered"
+    click.echo(f"  MCP server: {registered or hint + ' (clawback hooks install --with-mcp)'}")
+    if plugin:
+        click.echo("  " + _plugin_line(plugin, report))
     minutes = config.hooks.warm_minutes
     if minutes <= 0:
         warm = "off (hooks.warm_minutes = 0)"

@@ -93,6 +93,9 @@ def install(ctx: click.Context, scope: str) -> None:
 
 def register_server(ctx: click.Context, scope: str) -> None:
     """Register the server for ``scope`` (always loaded), replacing an older registration."""
+    from clawback.core.hooks.plugin import refuse_beside_the_plugin
+
+    refuse_beside_the_plugin(Path.cwd())
     home, claude = _home(ctx), _claude(ctx)
     argv = add_argv(claude, home, scope)
     added = _run(argv)

@@ -3,9 +3,10 @@
 The plugin (the repository's ``plugin/`` folder, listed by ``.claude-plugin/marketplace.json``)
 runs the same ``clawback hook`` commands and memory server that ``clawback hooks install
 --with-mcp`` writes into settings files. Both at once would run clawback twice per event, so
-``hooks install`` and ``mcp install`` refuse while the plugin is enabled (:func:`refusal`),
-``hooks status`` shows it (:func:`plugin_state`), and a hook the plugin runs steps aside where a
-settings file already runs clawback's hook for that event (:func:`settings_hook_scope`).
+``hooks install`` and ``mcp install`` refuse while the plugin is enabled
+(:func:`refuse_beside_the_plugin`), ``hooks status`` shows it (:func:`plugin_state`), and a hook
+the plugin runs steps aside where a settings file already runs clawback's hook for that event
+(:func:`settings_hook_scope`).
 
 It only reads Claude Code's files; one it cannot read counts as saying nothing.
 """
@@ -14,18 +15,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clawback.core.errors import ClawbackError
-from clawback.core.hooks.settings import installed_events, read_settings, settings_path
+from clawback.core.hooks.settings import installed, settings_path
 
 PLUGIN_NAME = "clawback"
 #: set by the plugin's launcher (``plugin/scripts/clawback``) for everything it runs
 VIA_PLUGIN_ENV = "CLAWBACK_VIA_PLUGIN"
 #: Claude Code reads settings in this order, each overriding the one before
 _PRECEDENCE = ("user", "project", "local")
+#: the most of a Claude Code file read here (settings and plugin records are a few KB)
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -70,21 +74,31 @@ def _is_ours(plugin_id: object) -> bool:
     return isinstance(plugin_id, str) and plugin_id.partition("@")[0] == PLUGIN_NAME
 
 
-def _settings(scope: str, cwd: Path, claude_home: Path | None) -> dict[str, Any]:
+def _json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in the regular file ``path`` (at most :data:`MAX_FILE_BYTES`), or ``{}``:
+    a FIFO or a device is never waited on."""
     try:
-        return read_settings(settings_path(scope, cwd=cwd, claude_home=claude_home))
-    except ClawbackError:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            raw = file.read(MAX_FILE_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= MAX_FILE_BYTES else None
+    except (OSError, ValueError, RecursionError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _enabled(scope: str, cwd: Path, claude_home: Path | None) -> dict[str, Any]:
+    path = settings_path(scope, cwd=cwd, claude_home=claude_home)
+    table = _json_object(path).get("enabledPlugins")
+    return table if isinstance(table, dict) else {}
 
 
 def _installed(claude_home: Path | None) -> dict[str, dict[str, Any]]:
     """Plugin id -> Claude Code's record of its install (the first one listed)."""
-    path = claude_config_dir(claude_home) / "plugins" / "installed_plugins.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    plugins = data.get("plugins") if isinstance(data, dict) else None
+    data = _json_object(claude_config_dir(claude_home) / "plugins" / "installed_plugins.json")
+    plugins = data.get("plugins")
     found: dict[str, dict[str, Any]] = {}
     for plugin_id, records in (plugins or {}).items() if isinstance(plugins, dict) else []:
         record = records[0] if isinstance(records, list) and records else records
@@ -98,8 +112,7 @@ def plugin_state(cwd: Path, claude_home: Path | None = None) -> PluginState | No
     names it and Claude Code recorded no install of it."""
     decided: dict[str, tuple[bool, str]] = {}
     for scope in _PRECEDENCE:
-        enabled = _settings(scope, cwd, claude_home).get("enabledPlugins")
-        for plugin_id, value in enabled.items() if isinstance(enabled, dict) else []:
+        for plugin_id, value in _enabled(scope, cwd, claude_home).items():
             if _is_ours(plugin_id):
                 decided[plugin_id] = (value is True, scope)
     installed = _installed(claude_home)
@@ -124,8 +137,11 @@ def settings_hook_scope(claude_event: str, cwd: str, claude_home: Path | None = 
     does: the plugin's own hook then steps aside, so clawback answers the event once."""
     folder = Path(cwd) if cwd else Path.cwd()
     for scope in _PRECEDENCE:
-        if claude_event in installed_events(_settings(scope, folder, claude_home)):
-            return scope
+        try:
+            if claude_event in installed(settings_path(scope, cwd=folder, claude_home=claude_home)):
+                return scope
+        except ClawbackError:  # a file clawback cannot read runs no hook of clawback's either
+            continue
     return None
 
 
@@ -136,3 +152,12 @@ def refusal(state: PluginState) -> str:
         "clawback's hooks and memory tools; nothing was written, so nothing runs twice. To use "
         f"settings-file hooks instead, first run: claude plugin uninstall {state.plugin_id}"
     )
+
+
+def refuse_beside_the_plugin(cwd: Path, claude_home: Path | None = None) -> None:
+    """Settings-file hooks or a registered server beside the enabled plugin would run clawback
+    twice per event and offer its tools twice: ``hooks install`` and ``mcp install`` write
+    nothing and say why."""
+    state = plugin_state(cwd, claude_home)
+    if state is not None and state.enabled:
+        raise ClawbackError(refusal(state))

@@ -266,3 +266,8 @@ def uninstall(path: Path) -> Written:
         return Written(path, None, False)
     before = read_settings(path)
     return write_settings(path, before, remove_hooks(before, where=str(path)))
+
+
+def installed(path: Path) -> dict[str, str]:
+    """Claude Code event -> clawback's command in the settings file at ``path``."""
+    return installed_events(read_settings(path))

@@ -17,6 +17,7 @@ from typing import Any
 from clawback.core.claude.mcp import SERVER_KEY
 from clawback.core.errors import ClawbackError
 from clawback.core.hooks.log import last_runs, recent_failures
+from clawback.core.hooks.plugin import plugin_state
 from clawback.core.hooks.run import SWITCH_ENV
 from clawback.core.hooks.settings import (
     EVENTS,
@@ -83,6 +84,7 @@ def hooks_status(
             for scope in SCOPES
         ],
         "mcp": mcp_registrations(cwd),
+        "plugin": (state.to_json() if (state := plugin_state(cwd, claude_home)) else None),
         "warm_process": running(paths),
         "last_runs": {event: asdict(run) for event, run in last_runs(paths.hooks).items()},
         "failures": [asdict(run) for run in recent_failures(paths.hooks)],

@@ -4,6 +4,7 @@ settings-file hooks, so that clawback answers each event once."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from clawback.core.hooks.plugin import (
 from clawback.core.hooks.settings import hook_command
 from clawback.core.paths import Paths
 
+from ..cli_runner import run_cli
 from .conftest import CWD, event
 from .test_hook_contract import context_of, hook, last_run
 
@@ -84,6 +86,9 @@ def test_installed_but_not_enabled_and_unreadable_files(claude_dir: Path, projec
         "0.1.0",
     )
     write(claude_dir / "plugins" / "installed_plugins.json", "garbage")
+    assert plugin_state(project, claude_dir) is None
+    (claude_dir / "settings.json").unlink()
+    os.mkfifo(claude_dir / "settings.json")  # never waited on
     assert plugin_state(project, claude_dir) is None
 
 
@@ -181,3 +186,73 @@ def test_the_warm_process_answers_for_the_plugin_as_the_hook_would(
         assert last_run(hook_home).outcome == "ok"
     finally:
         stop(paths)
+
+
+# -- the command line beside the plugin ---------------------------------------------------------
+
+
+@pytest.fixture
+def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway HOME whose Claude Code has the plugin installed and on, and a project as cwd."""
+    home = tmp_path / "person"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    write(home / ".claude" / "settings.json", {"enabledPlugins": {"clawback@clawback": True}})
+    installed(home / ".claude")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return home
+
+
+def test_hooks_install_and_mcp_install_refuse_beside_the_enabled_plugin(
+    person: Path, tmp_path: Path
+) -> None:
+    settings = person / ".claude" / "settings.json"
+    before = settings.read_text()
+    for command in (["hooks", "install"], ["hooks", "install", "--with-mcp"], ["mcp", "install"]):
+        done = run_cli(*command, home=tmp_path / "cb", env={"CLAWBACK_CLAUDE": "/nonexistent"})
+        assert done.returncode == 1 and done.stdout == "", command
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "clawback plugin (clawback@clawback, user scope)" in done.stderr
+        assert "claude plugin uninstall clawback@clawback" in done.stderr
+    assert settings.read_text() == before  # nothing written
+    assert not (Path.cwd() / ".claude").exists()
+    write(settings, {"enabledPlugins": {"clawback@clawback": False}})  # switched off: allowed
+    assert run_cli("hooks", "install", home=tmp_path / "cb").returncode == 0
+
+
+def test_hooks_status_shows_the_plugin_and_what_steps_aside(person: Path, tmp_path: Path) -> None:
+    report = json.loads(run_cli("hooks", "status", "--json", home=tmp_path / "cb").stdout)
+    assert report["plugin"] == {
+        "id": "clawback@clawback",
+        "enabled": True,
+        "scope": "user",
+        "version": "0.1.0",
+        "path": "/repo/plugin",
+    }
+    shown = run_cli("hooks", "status", home=tmp_path / "cb").stdout
+    assert "Plugin: clawback@clawback 0.1.0 (user scope) on: the hooks and the memory server\n" in (
+        shown
+    )
+    assert "MCP server: from the plugin" in shown
+    command = hook_command(["/opt/bin/clawback"], tmp_path / "cb", "Stop")
+    write(
+        Path.cwd() / ".claude" / "settings.local.json",
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}},
+    )
+    shown = run_cli("hooks", "status", home=tmp_path / "cb").stdout
+    assert "its hooks step aside where settings-file hooks run" in shown
+    write(person / ".claude" / "settings.json", {"enabledPlugins": {"clawback@clawback": False}})
+    shown = run_cli("hooks", "status", home=tmp_path / "cb").stdout
+    assert "(user scope) installed, switched off" in shown
+
+
+def test_hooks_status_without_the_plugin_says_nothing_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    report = json.loads(run_cli("hooks", "status", "--json", home=tmp_path / "cb").stdout)
+    assert report["plugin"] is None
+    assert "Plugin:" not in run_cli("hooks", "status", home=tmp_path / "cb").stdout

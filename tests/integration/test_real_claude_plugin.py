@@ -147,6 +147,11 @@ def test_the_plugin_gives_the_brief_recall_and_tools_then_uninstalls_clean(
         return found.returncode == 0 and bool(json.loads(found.stdout))
 
     wait_until(indexed, "the session indexed by the plugin's stop / session-end hooks", timeout=30)
+    on = {"HOME": str(claude_home)}
+    plugin = json.loads(run_cli("hooks", "status", "--json", home=cb, env=on).stdout)["plugin"]
+    assert (plugin["id"], plugin["enabled"], plugin["scope"]) == (PLUGIN_ID, True, "user")
+    refused = run_cli("hooks", "install", home=cb, env=on)
+    assert refused.returncode == 1 and "claude plugin uninstall clawback@clawback" in refused.stderr
 
     claude_cmd(real_claude, claude_home, "plugin", "uninstall", PLUGIN_ID)
     claude_cmd(real_claude, claude_home, "plugin", "marketplace", "remove", "clawback")
