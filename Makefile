@@ -2,7 +2,7 @@
 PY ?= .venv/bin/python
 BIN := $(dir $(PY))
 
-.PHONY: install check format lint types imports test dist smoke
+.PHONY: install check format lint types imports test dist smoke install-routes
 
 # Strict editable mode installs clawback.* as links to core/, cli/, tui/ and themes/: mypy can
 # follow them (it cannot see the default mode's import hook). A NEW module or package needs
@@ -43,3 +43,8 @@ smoke: dist
 	python3 -m venv $(SMOKE_VENV)
 	$(SMOKE_VENV)/bin/pip install -q "$$(ls $(DIST)/clawback-*.whl)[embeddings]"
 	cd $(DIST) && smoke-venv/bin/python ../.ci/smoke_wheel.py .
+
+# The README's install section run as written (tests/docs/test_install.py): uv tool and pipx,
+# from the clone and from the wheel in dist/, each into a throwaway home, then uninstalled.
+install-routes:
+	CLAWBACK_INSTALL_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider tests/docs/test_install.py
