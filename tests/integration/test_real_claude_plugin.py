@@ -146,6 +146,8 @@ def test_the_plugin_gives_the_brief_recall_and_tools_then_uninstalls_clean(
     assert "Releases are cut on Fridays." in sent  # the brief: MEMORY.md
     assert "UserPromptSubmit hook additional context" in sent
     assert DECISION.replace("'", "\\u0027") in sent or DECISION in sent  # the recall
+    everything = json.dumps(requests[-1], ensure_ascii=False)
+    assert "- clawback:memory: Reach into the person's clawback memory" in everything  # the skill
     offered = {tool["name"]: tool for tool in requests[-1]["tools"]}
     assert {SEARCH, GET} <= set(offered)  # offered directly: the server is always loaded
     assert not any(offered[name].get("defer_loading") for name in (SEARCH, GET))

@@ -78,6 +78,7 @@ def test_skill_and_commands_allow_exactly_the_tools_the_server_gets() -> None:
     tools = set(plugin_tools())
     skill = frontmatter(PLUGIN / "skills" / "memory" / "SKILL.md")
     assert skill["name"] == "memory" and "memory_search" in skill["description"]
+    assert skill["user-invocable"] == "false"  # for Claude; people have the commands
     assert set(skill["allowed-tools"].split(", ")) == tools
     search = frontmatter(PLUGIN / "commands" / "search.md")
     assert set(search["allowed-tools"].split(", ")) == tools
