@@ -254,7 +254,9 @@ def test_the_slash_commands_search_remember_and_report(
     _, requests = ask(real_claude, claude_home, project, "/clawback:search cache layer",
                       path=path, cb=cb, tool_script=search_once)  # fmt: skip
     assert json.dumps("<query>\ncache layer\n</query>")[1:-1] in request_text(requests[0])
-    hits = json.loads(tool_results(requests[-1])[0])["results"]
+    answers = tool_results(requests[-1])
+    assert answers and answers[0].startswith("{"), answers
+    hits = json.loads(answers[0])["results"]
     assert OLDER in {hit["session_id"] for hit in hits}  # the session that settled it
 
     _, requests = ask(real_claude, claude_home, project, "/clawback:remember Freeze releases",
