@@ -1,13 +1,18 @@
 """``clawback embed``: bring the vectors for semantic search up to date, in the foreground.
 
 The same worker the app runs in the background, with a progress bar; Ctrl-C stops after the
-batch in flight and the next run resumes there. Only one process writes vectors at a time.
+batch in flight and the next run resumes there. Only one process writes vectors at a time: one
+started while another embeds (the few hundred chunks a Claude Code hook queues, the app's
+background embedder) waits for it, says so, and then embeds what is left.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -46,6 +51,36 @@ def _bar(enabled: bool) -> tuple[Callable[[int, int], None] | None, Callable[[],
     return update, bar.stop
 
 
+WAIT_POLL_S = 0.5
+
+
+@contextmanager
+def _one_embedder(path: Path, *, quiet: bool) -> Iterator[None]:
+    """Hold the embedding lock, waiting (and saying so, unless ``quiet``) while another
+    process holds it."""
+    from clawback.core.embeddings.worker import EmbedderBusy, embed_lock
+
+    told = False
+    while True:
+        held = False
+        try:
+            with embed_lock(path):
+                held = True
+                yield
+                return
+        except EmbedderBusy:
+            if held:
+                raise
+        if not told and not quiet:
+            err.print(
+                "[yellow]Another clawback embed is running[/] (one a Claude Code hook queued, or"
+                " the app's): waiting for it to finish, then embedding what is left."
+                " Ctrl-C stops waiting."
+            )
+        told = True
+        time.sleep(WAIT_POLL_S)
+
+
 @click.command(name="embed")
 @click.option(
     "--model", help="Embed with this model (minilm, or a .onnx file) instead of the setting."
@@ -71,11 +106,7 @@ def embed(
     try:
         from clawback.core.embeddings.embedder import load_embedder
         from clawback.core.embeddings.store import VectorStore
-        from clawback.core.embeddings.worker import (
-            EmbedderBusy,
-            EmbeddingWorker,
-            embed_lock,
-        )
+        from clawback.core.embeddings.worker import EmbeddingWorker
     except ImportError as exc:
         raise ClawbackError(
             f"semantic search needs {exc.name}: pip install 'clawback[embeddings]'"
@@ -84,10 +115,10 @@ def embed(
     store = VectorStore.open(home.paths.vectors, replace_damaged=True)
     if store.replaced:
         err.print(f"[yellow]{store.replaced}.[/]")
-    progress, close = _bar(not as_json)
     stats: Any = None
     try:
-        with embed_lock(home.paths.embed_lock):
+        with _one_embedder(home.paths.embed_lock, quiet=as_json):
+            progress, close = _bar(not as_json)
             if rebuild:
                 store.clear()
             worker = EmbeddingWorker(
@@ -102,8 +133,6 @@ def embed(
             finally:
                 close()
             covered = worker.coverage()
-    except EmbedderBusy as exc:
-        raise ClawbackError(str(exc)) from None
     finally:
         store.close()
     if as_json:

@@ -7,7 +7,8 @@ runner; each event's handler is imported by the runner when that event comes. Th
 script answers the exact command ``hooks install`` writes without loading click at all
 (:mod:`clawback.cli.entry`); this group is the same answer for every other spelling.
 
-The hidden ``ingest-transcript`` and ``flush-session`` are the jobs a hook starts apart; the
+The hidden ``ingest-transcript``, ``embed-new`` and ``flush-session`` are the jobs a hook
+starts apart (each logs how it ended, as a hook does); the
 hidden ``serve`` is the home's warm process (:mod:`clawback.core.warm`), which the
 hooks, ``clawback search`` and ``clawback chat`` start; it logs as ``warm``.
 """
@@ -62,6 +63,17 @@ def ingest_transcript_job(ctx: click.Context, transcript: Path) -> None:
 
     paths = _paths(ctx)
     run_job(paths, "stop", "", "", lambda: ingest_job(paths, transcript))
+
+
+@hook.command(name="embed-new", hidden=True)
+@click.pass_context
+def embed_new_job(ctx: click.Context) -> None:
+    """Embed the newest text, a few hundred chunks (queued apart by `stop`)."""
+    from clawback.core.hooks.jobs import embed_job
+    from clawback.core.hooks.run import run_job
+
+    paths = _paths(ctx)
+    run_job(paths, "stop", "", "", lambda: embed_job(paths))
 
 
 @hook.command(name="flush-session", hidden=True)

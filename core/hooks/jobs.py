@@ -51,13 +51,41 @@ def ingest_transcript(paths: Paths, transcript: Path) -> int:
 
 
 def _queue_embedding(paths: Paths, settings: EmbeddingsConfig, added: int) -> None:
-    """Start a short ``clawback embed`` apart when the person embeds (vectors exist) and no
-    other embedder is at work; new text is embedded newest first."""
+    """Start a short embedding apart (:func:`embed_job`) when the person embeds (vectors
+    exist) and no other embedder is at work; new text is embedded newest first."""
     if added <= 0 or not settings.enabled or not settings.background:
         return
     if not paths.vectors.exists() or not lock_free(paths.embed_lock):
         return
-    spawn(paths, "embed", "--limit", str(EMBED_LIMIT), "--json")
+    spawn(paths, "hook", "embed-new")
+
+
+def embed_job(paths: Paths) -> Answer:
+    """The job apart behind a ``stop`` that indexed new text: embed at most
+    :data:`EMBED_LIMIT` chunks, newest first; steps aside when another embedder runs. A job,
+    so that how it ended is in the hooks log like any hook's (a model that cannot load, say)."""
+    from clawback.core.embeddings.embedder import load_embedder
+    from clawback.core.embeddings.store import VectorStore
+    from clawback.core.embeddings.worker import EmbedderBusy, EmbeddingWorker, embed_lock
+
+    home = Home.open(paths.home)
+    try:
+        settings = home.config.embeddings
+        embedder = load_embedder(settings.model, threads=max(1, settings.threads))
+        store = VectorStore.open(paths.vectors, replace_damaged=True)
+        try:
+            with embed_lock(paths.embed_lock):
+                worker = EmbeddingWorker(
+                    home.db, store, embedder, tools_and_thinking=settings.tools_and_thinking
+                )
+                stats = worker.run(limit=EMBED_LIMIT)
+        except EmbedderBusy:
+            return Answer(outcome="skipped", detail="embed: another clawback embed is running")
+        finally:
+            store.close()
+    finally:
+        home.close()
+    return Answer(detail=f"embed: {stats.embedded} chunks embedded apart")
 
 
 def _compactions(conn: Queryable, session_id: str) -> int:

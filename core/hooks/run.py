@@ -21,9 +21,10 @@ import fnmatch
 import importlib
 import json
 import os
+import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -105,12 +106,15 @@ def run_job(
     Here rather than beside the jobs (:mod:`.jobs`, which open a whole home): the warm process
     is such a job, and a search may wait for it to start."""
     started = time.monotonic()
+    ended: BaseException | None = None
     try:
-        answer = work()
+        with _terminated_as_exit():
+            answer = work()
     except Exception as exc:
-        answer = Answer(
-            outcome="error", detail=f"{type(exc).__name__}: {' '.join(str(exc).split())}"
-        )
+        answer = Answer(outcome="error", detail=_one_line(exc))
+    except BaseException as exc:  # stopped: Ctrl-C, SIGTERM, an exit; logged, then let go
+        answer = Answer(outcome="error", detail=f"stopped ({_one_line(exc)})")
+        ended = exc
     record(
         paths.hooks,
         HookRun(
@@ -118,7 +122,27 @@ def run_job(
             session_id=session_id, cwd=cwd, detail=answer.detail,
         ),
     )  # fmt: skip
+    if ended is not None:
+        raise ended
     return answer
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """A SIGTERM during a job ends it as an exception (so its end is logged), not silently;
+    only on the main thread, where signal handlers live."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from clawback.cli.main import cli
-from clawback.core.errors import ClawbackError
 from click.testing import CliRunner, Result
 
 from ..helpers import cc_assistant, cc_user, corrupt_pages, write_lines
@@ -103,13 +102,40 @@ def test_health_reports_coverage_and_model(home: Path) -> None:
     assert "Embeddings hash-64: 1 of 2 chunks (50%)" in invoke(home, "health").stdout
 
 
-def test_a_second_embedder_steps_aside(home: Path) -> None:
-    from clawback.core.embeddings.worker import embed_lock
+HOLD_THE_LOCK = """\
+import sys
+from pathlib import Path
+from clawback.core.embeddings.worker import embed_lock
+with embed_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()  # until the test closes stdin
+"""
 
-    with embed_lock(home / "embed.lock"):
-        result = invoke(home, "embed")
-    assert isinstance(result.exception, ClawbackError)
-    assert "another clawback process is embedding" in str(result.exception)
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_embed_started_while_another_runs_waits_for_it(home: Path, as_json: bool) -> None:
+    """Issue 31 item 17: a manual `clawback embed` while a hook's queued one runs failed with
+    "another clawback process is embedding"; it now waits, says so, and embeds what is left."""
+    import subprocess
+    import sys
+    import threading
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(home / "embed.lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    assert holder.stdin is not None
+    threading.Timer(1.0, holder.stdin.close).start()  # the other one finishes a second later
+    args = ["embed", "--json"] if as_json else ["embed"]
+    result = invoke(home, *args)
+    assert holder.wait(30) == 0
+    assert result.exit_code == 0, result.output
+    if as_json:
+        assert json.loads(result.stdout)["embedded"] == 2 and result.stderr == ""
+    else:
+        assert "Another clawback embed is running" in result.stderr
+        assert "Embedded 2 chunks" in result.stdout
 
 
 def test_a_reindex_keeps_semantic_search_and_its_coverage(home: Path) -> None:

@@ -181,7 +181,7 @@ def test_new_text_is_queued_for_the_embedder_when_the_person_embeds(
     paths.vectors.write_bytes(b"")  # `clawback embed` has run once
     append(path, in_project(cc_user(CURRENT, "c6", "now with vectors", ts="2026-11-25T09:09:00Z")))
     ingest_job(paths, path)
-    assert started == [("embed", "--limit", "500", "--json")]
+    assert started == [("hook", "embed-new")]
     ingest_job(paths, path)  # nothing new: nothing to embed
     assert len(started) == 1
 
@@ -214,3 +214,20 @@ def test_the_brief_after_a_compaction_waits_for_the_flush_it_follows(
         lambda: not (Paths.resolve(hook_home).hooks / "flush" / f"{CURRENT}.pending").exists(),
         "the job's end",
     )
+
+
+def test_a_queued_embedding_that_fails_says_so_in_the_log(hook_home: Path, projects: Path) -> None:
+    """Issue 31 item 17: the embedding a stop queues ran as a plain `clawback embed` whose
+    failure (here, a model that cannot load) went nowhere; it is a job apart now, logged."""
+    config = hook_home / "config.toml"
+    config.write_text(config.read_text() + '[embeddings]\nmodel = "/nowhere/model.onnx"\n')
+    Paths.resolve(hook_home).vectors.write_bytes(b"")  # `clawback embed` ran once
+    path = transcript(projects)
+    append(path, in_project(cc_user(CURRENT, "c7", "the zebra plan", ts="2026-11-25T09:09:00Z")))
+    assert run_cli("hook", "ingest-transcript", str(path), home=hook_home).returncode == 0
+
+    def failed() -> Any:
+        return [r for r in runs(hook_home, "stop") if r.outcome == "error"]
+
+    wait_until(failed, "the embedding job's failure in the log", timeout=60)
+    assert "no such model file" in failed()[-1].detail
