@@ -32,36 +32,43 @@ if TYPE_CHECKING:
 
 
 def _progress(enabled: bool) -> tuple[ProgressFactory | None, Callable[[], None]]:
-    """A rich progress bar on a terminal; returns (factory for the ingestor, closer)."""
+    """A rich progress bar on a terminal, made once there are files to read (an ingest with
+    nothing to do never imports rich); returns (factory for the ingestor, closer)."""
     if not enabled or not sys.stderr.isatty():
         return None, lambda: None
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    bar = Progress(
-        TextColumn("[bold]Ingesting[/] {task.fields[files]} files"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=err.console,
-        transient=True,
-    )
+    bars: list[Any] = []
 
     def factory(files: int, total: int) -> Callable[[int], None]:
         if files == 0:
             return lambda n: None
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
+        bar = Progress(
+            TextColumn("[bold]Ingesting[/] {task.fields[files]} files"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=err.console,
+            transient=True,
+        )
+        bars.append(bar)
         bar.start()
         task = bar.add_task("ingest", total=total, files=files)
         return lambda n: bar.advance(task, n)
 
-    return factory, bar.stop
+    def stop() -> None:
+        for bar in bars:
+            bar.stop()
+
+    return factory, stop
 
 
 @click.command()
@@ -93,7 +100,7 @@ def ingest(
         print_json(stats.to_dict())
         return
     mb = stats.bytes / 1_048_576
-    out.print(
+    click.echo(  # plain text: rich is for the warnings below, when there are any
         f"Ingested {stats.files} files ({mb:.1f} MB, {stats.entries} entries) in "
         f"{stats.seconds:.2f}s; {stats.unchanged} unchanged, {stats.skipped_lines} lines skipped"
         + (f", {stats.empty_files} empty files" if stats.empty_files else "")

@@ -3,9 +3,9 @@
 Claude Code runs ``clawback --home H hook <event>`` at every event, the ``user-prompt`` one on
 every prompt, and ``clawback mcp`` with every session, waiting for its handshake; click with
 the command table is a fifth of such a run. So exactly those shapes (what ``clawback hooks
-install`` and ``clawback mcp install`` write) are answered here, with only what they need;
-anything else, including the same command with any other option, goes to
-:func:`clawback.cli.main.main`.
+install`` and ``clawback mcp install`` write), and ``clawback --version``, are answered here
+with only what they need; anything else, including the same command with any other option,
+goes to :func:`clawback.cli.main.main`.
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ def answer_event(name: str, home: str | Path | None, *, whole_process: bool = Tr
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args in (["--version"], ["-V"]):  # what click would print, without click
+        from clawback.core import __version__
+
+        sys.stdout.write(f"clawback, version {__version__}\n")
+        return
     call = _direct_call(args)
     if call is not None:
         home, rest = call

@@ -74,7 +74,9 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
             conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
             conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
     conn.isolation_level = None  # we open transactions ourselves: BEGIN IMMEDIATE for writers
-    db = sqlite_utils.Database(conn)
+    # No sqlite-utils plugins: none may change clawback's connection, and looking for them
+    # read every installed package's metadata (importlib.metadata, 30-60 ms of each start).
+    db = sqlite_utils.Database(conn, execute_plugins=False)
     if migrations.pending(db):
         if read_only:  # what it would take to migrate cannot be written: say why
             raise sqlite3.OperationalError(
