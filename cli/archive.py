@@ -270,14 +270,18 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     vectors = coverage(
         home.db, home.paths.vectors, tools_and_thinking=home.config.embeddings.tools_and_thinking
     )
+    from clawback.core.warm.server import status as warm_status
+
     hook_runs = last_runs(home.paths.hooks)
     hook_failures = recent_failures(home.paths.hooks)
+    warm = warm_status(home.paths)
     gateway = read_status(home.paths.gateway, "telegram")
     if as_json:
         embeddings = {**vectors.to_json(), "setting": home.config.embeddings.model}
         hooks = {
             "last_runs": {event: asdict(run) for event, run in hook_runs.items()},
             "failures": [asdict(run) for run in hook_failures],
+            "warm_process": warm,
         }
         gateways = {"telegram": gateway.to_json()}
         print_json(
@@ -318,6 +322,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         )
     _print_embeddings(vectors, home.config.embeddings)
     _print_hooks(hook_runs, hook_failures)
+    _print_warm(warm, home.config.hooks.warm_minutes)
     _print_gateway(gateway, home.paths.gateway / "telegram")
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
@@ -337,6 +342,19 @@ def _print_hooks(runs: dict[str, Any], failures: list[Any]) -> None:
     for run in failures:
         when = run.at.replace("T", " ").rstrip("Z")
         out.print(f"  [yellow]{run.event} {run.outcome}[/] {when}: {escape(run.detail)}")
+
+
+def _print_warm(said: dict[str, Any] | None, minutes: int) -> None:
+    """The warm process: what it holds and how long it stays, when one runs."""
+    from clawback.core.warm.server import summary
+
+    if said is not None:
+        pid = said.get("pid")
+        out.print(f"[bold]Warm process[/] running (pid {pid}): {summary(said)}")
+    elif minutes > 0:
+        out.print(
+            f"[bold]Warm process[/] not running (started by the hooks; stays {minutes} min idle)"
+        )
 
 
 def _print_gateway(status: Any, folder: Path) -> None:

@@ -156,7 +156,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if minutes <= 0:
         warm = "off (hooks.warm_minutes = 0)"
     else:
-        warm = "running" if report["warm_process"] else "not running"
+        from clawback.core.warm.server import status as warm_status
+        from clawback.core.warm.server import summary
+
+        said = warm_status(paths) if report["warm_process"] else None
+        warm = f"running: {summary(said)}" if said else "not running"
         warm += f" (stays {minutes} min after the last question)"
     click.echo(f"  Warm process (model and vectors for recall and search): {warm}")
     if report["switched_off"]:

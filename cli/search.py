@@ -6,13 +6,18 @@ A home without vectors never loads settings or numpy, so keyword search keeps it
 Semantic and hybrid modes ask the home's warm process for the chunks nearest the query (it
 holds the model and the vectors, shared with Claude Code's hooks): a search that finds none
 loads them itself (0.5-1 s) and, once its results are out, starts one for the next search,
-which then costs about what a keyword search does. The warm process exits after
-``hooks.warm_minutes`` idle; 0 (or ``CLAWBACK_WARM=0``) turns it off and every search loads its
-own. The results, ``--json`` included, are the same either way; the summary line says ``warm``
-when it answered.
+which then costs about what a keyword search does, but only where Claude Code's hooks are
+installed (they start one anyway) or ``hooks.warm_for_search`` asks for it: a process holding
+the model and the vectors is not left behind for someone who never chose one. The first search
+that starts one says so, once. The warm process exits after ``hooks.warm_minutes`` idle; 0 (or
+``CLAWBACK_WARM=0``) turns it off and every search loads its own. The results, ``--json``
+included, are the same either way; the summary line says ``warm`` when it answered.
 """
 
 from __future__ import annotations
+
+import contextlib
+from pathlib import Path
 
 import click
 from clawback.cli.home import home_option, open_index
@@ -111,7 +116,49 @@ def search_command(
         if nearest is not None:
             from clawback.core.warm.nearest import start_for_next
 
-            start_for_next(nearest)
+            if start_for_next(nearest):
+                _say_once_it_started(Paths.resolve(home_option(ctx)))
+
+
+TOLD = "warm.told"  # in the hooks folder: the person was told a search starts one
+
+
+def _say_once_it_started(paths: Paths) -> None:
+    """The first warm process a search starts is said in one line, with how to turn it off."""
+    from clawback.core.paths import touch_private
+
+    told = paths.hooks / TOLD
+    if told.exists():
+        return
+    note(
+        "Started a warm process for the next searches by meaning (it holds the model and the"
+        " vectors, and leaves after hooks.warm_minutes idle; `clawback health` shows it);"
+        " hooks.warm_minutes = 0 turns it off."
+    )
+    with contextlib.suppress(OSError):
+        touch_private(told)
+
+
+def _hooks_installed(cwd: Path) -> bool:
+    """Whether Claude Code runs clawback's hooks here: a settings file (user, project, local)
+    holds them, or clawback's plugin is enabled. What is unreadable counts as no."""
+    from clawback.core.errors import ClawbackError
+    from clawback.core.hooks.plugin import plugin_state
+    from clawback.core.hooks.settings import (
+        SCOPES,
+        installed_events,
+        read_settings,
+        settings_path,
+    )
+
+    for scope in SCOPES:
+        try:
+            if installed_events(read_settings(settings_path(scope, cwd=cwd))):
+                return True
+        except ClawbackError:
+            continue
+    state = plugin_state(cwd)
+    return state is not None and state.enabled
 
 
 def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> None:
@@ -163,5 +210,8 @@ def _vector_side(ctx: click.Context) -> tuple[NearestChunks | None, str | None, 
         config = load_config(paths.config)
     from clawback.core.warm.nearest import one_shot_nearest
 
-    nearest, why = one_shot_nearest(paths, config)
+    def may_start() -> bool:
+        return config.hooks.warm_for_search or _hooks_installed(Path.cwd())
+
+    nearest, why = one_shot_nearest(paths, config, may_start=may_start)
     return nearest, why and f"{why}; showing keyword results", config.embeddings.recency_boost

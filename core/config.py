@@ -141,6 +141,11 @@ class HooksConfig:
         "The warm process (model and vectors for recall by meaning, hybrid `clawback search` and"
         " `clawback chat` turns) stays this long when idle; 0: none, each loads its own.",
     )
+    warm_for_search: bool = setting(
+        False,
+        "Let `clawback search` start the warm process where Claude Code's hooks are not"
+        " installed (they start it anyway).",
+    )
 
 
 @dataclass

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from clawback.core.errors import ClawbackError
 from clawback.core.gateway.status import read_status
+from clawback.core.warm.server import status as warm_status
+from clawback.core.warm.server import summary as warm_summary
 from textual.dom import DOMNode
 from textual.worker import Worker
 
@@ -44,8 +46,9 @@ def start(app: ClawbackApp) -> None:
 
 
 def check_gateway(app: ClawbackApp) -> None:
-    """Say in the title whether a Telegram gateway runs for this home (a file and a lock
-    read in a thread, every :data:`GATEWAY_CHECK_S`)."""
+    """Say in the title whether a Telegram gateway runs for this home, and the warm process
+    with what it holds (a file, two locks and the warm process's own word, read in a thread,
+    every :data:`GATEWAY_CHECK_S`)."""
     app.run_worker(
         partial(_gateway_title, app),
         name="gateway status",
@@ -58,7 +61,13 @@ def check_gateway(app: ClawbackApp) -> None:
 
 def _gateway_title(app: ClawbackApp) -> None:
     status = read_status(app.store.paths.gateway, "telegram")
-    title = f"{app.TITLE} · {status.summary()}" if status.running else app.TITLE
+    parts = [app.TITLE]
+    if status.running:
+        parts.append(status.summary())
+    warm = warm_status(app.store.paths)
+    if warm is not None:
+        parts.append(f"warm process: {warm_summary(warm)}")
+    title = " · ".join(parts)
     if app.title != title:
         app.call_from_thread(setattr, app, "title", title)
 

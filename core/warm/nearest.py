@@ -45,7 +45,8 @@ class WarmNearest:
 
     ``local()`` builds the vector side in this process (raising ``ClawbackError`` when it
     cannot: search then answers by words, with that note); it is called at most once, and only
-    when no warm process answered. ``start()`` starts one apart (:meth:`start_for_next`).
+    when no warm process answered. ``start()`` starts one apart (:meth:`start_for_next`), when
+    ``may_start()`` (if given) says this process may.
     ``answered_by`` says who answered the last query (:data:`WARM` or :data:`HERE`), for the
     person and the tests.
     """
@@ -56,12 +57,14 @@ class WarmNearest:
         local: Callable[[], NearestChunks],
         *,
         start: Callable[[], None] | None = None,
+        may_start: Callable[[], bool] | None = None,
         timeout: float = ASK_TIMEOUT_S,
         wait_s: float = WAIT_S,
     ) -> None:
         self.paths = paths
         self.local = local
         self.start = start
+        self.may_start = may_start
         self.timeout = timeout
         self.wait_s = wait_s
         self.answered_by: str | None = None
@@ -89,7 +92,11 @@ class WarmNearest:
         Called once the results are out, not when the search starts: two loads at once compete
         for the cores, and waiting for one costs a process start on top of the same load
         (measured: docs/benchmarks.md)."""
-        if self._here is None or self.start is None or not should_start(self.paths):
+        if self._here is None or self.start is None:
+            return False
+        if self.may_start is not None and not self.may_start():
+            return False
+        if not should_start(self.paths):
             return False
         self.start()
         return True
@@ -100,18 +107,21 @@ class WarmNearest:
         return self.answered_by == WARM
 
 
-def one_shot_nearest(paths: Paths, config: Config) -> tuple[NearestChunks | None, str | None]:
+def one_shot_nearest(
+    paths: Paths, config: Config, *, may_start: Callable[[], bool] | None = None
+) -> tuple[NearestChunks | None, str | None]:
     """The vector side for a process that answers one question and ends (``clawback search``,
     a ``clawback chat`` turn), or ``None`` and why not when the home has vectors this process
     cannot search (the embeddings extra is missing).
 
     With the warm process allowed (:func:`~.server.allowed`) it is a :class:`WarmNearest`,
-    which loads nothing unless no warm process answers; then it starts one apart once the
-    answer is out (:func:`start_for_next`). Otherwise the vector side is loaded here, on the
-    first query, as long-lived processes do. No vectors, or embeddings off: ``None``, and
-    nothing loads. The long-lived processes (the app, the MCP server, the warm process itself)
-    load their own instead (:func:`~clawback.core.embeddings.deferred_nearest`): they ask many
-    times, and a socket round trip each time would buy them nothing.
+    which loads nothing unless no warm process answers; then, if ``may_start()`` says so (by
+    default it does), it starts one apart once the answer is out (:func:`start_for_next`).
+    Otherwise the vector side is loaded here, on the first query, as long-lived processes do.
+    No vectors, or embeddings off: ``None``, and nothing loads. The long-lived processes (the
+    app, the MCP server, the warm process itself) load their own instead
+    (:func:`~clawback.core.embeddings.deferred_nearest`): they ask many times, and a socket
+    round trip each time would buy them nothing.
     """
     settings = config.embeddings
     if not settings.enabled or not paths.vectors.exists():
@@ -127,7 +137,7 @@ def one_shot_nearest(paths: Paths, config: Config) -> tuple[NearestChunks | None
         return DeferredIndex(settings, paths.vectors)
 
     if allowed(config.hooks.warm_minutes):
-        return WarmNearest(paths, here, start=lambda: start(paths)), None
+        return WarmNearest(paths, here, start=lambda: start(paths), may_start=may_start), None
     try:
         return here(), None
     except ClawbackError as exc:

@@ -380,4 +380,18 @@ def stop(paths: Paths, timeout: float = 5.0) -> bool:
 def status(paths: Paths, timeout: float = 1.0) -> dict[str, Any] | None:
     """What the warm process says of itself (pid, memory held, idle time left, requests
     served), or ``None`` when none listens."""
+    if not running(paths):
+        return None
     return ask(paths, STATUS, timeout)
+
+
+def summary(said: dict[str, Any]) -> str:
+    """What :func:`status` said, for a person: ``holds 250 MB, leaves after 8 min idle``."""
+    parts = []
+    memory = said.get("memory_kb")
+    if isinstance(memory, int | float):
+        parts.append(f"holds {memory / 1024:.0f} MB")
+    left = said.get("idle_left_s")
+    if isinstance(left, int | float):
+        parts.append(f"leaves after {max(1, round(left / 60))} min more idle")
+    return ", ".join(parts) or "running"

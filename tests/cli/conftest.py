@@ -27,11 +27,11 @@ SAID = [
 
 def embedded_home(tmp_path: Path, model: str) -> Path:
     """A home holding :data:`SAID`, embedded with ``model``, where the warm process is allowed
-    (one minute idle)."""
+    (one minute idle), searches included (no hooks are installed)."""
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text(
-        f'[embeddings]\nmodel = "{model}"\n[hooks]\nwarm_minutes = 1\n'
+        f'[embeddings]\nmodel = "{model}"\n[hooks]\nwarm_minutes = 1\nwarm_for_search = true\n'
     )
     lines = []
     for n, text in enumerate(SAID):

@@ -17,6 +17,7 @@ from clawback.core.warm.server import STARTED_NAME, running, socket_path
 
 from ..cli_runner import run_cli
 from ..helpers import wait_until
+from .conftest import stop_warm
 
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
@@ -93,3 +94,58 @@ def test_a_warm_search_loads_neither_numpy_nor_the_vectors(home: Path) -> None:
     found, _, modules = done.stdout.rstrip("\n").rpartition("\n")
     assert {hit["found_by"] for hit in json.loads(found)} & {"semantic", "both"}
     assert [m for m in json.loads(modules) if m.split(".")[0] in ("numpy", "onnxruntime")] == []
+
+
+@pytest.fixture
+def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway HOME (where Claude Code's settings are) and a project folder as cwd."""
+    user = tmp_path / "user"
+    (user / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return user
+
+
+def chosen_by_nobody(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text(config.read_text().replace("warm_for_search = true\n", ""))
+
+
+def test_without_hooks_a_search_starts_no_warm_process(home: Path, person: Path) -> None:
+    """Issue 32 item 4: a plain search left a 250 MB process running for 10 minutes for
+    people who never installed the hooks, without a word."""
+    chosen_by_nobody(home)
+    paths = Paths.resolve(home)
+    for _ in range(2):
+        _, stderr = search(home, QUERIES[0])
+        assert "(hybrid)" in stderr and "warm process" not in stderr
+    assert not running(paths) and not (paths.hooks / STARTED_NAME).exists()
+
+
+def test_with_hooks_installed_a_search_starts_one_and_says_so_once(
+    home: Path, person: Path
+) -> None:
+    from clawback.core.hooks.settings import hook_command
+
+    chosen_by_nobody(home)
+    command = hook_command(["/opt/bin/clawback"], home, "Stop")
+    (person / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    )
+    paths = Paths.resolve(home)
+    _, stderr = search(home, QUERIES[0])
+    assert "Started a warm process" in stderr and "hooks.warm_minutes = 0" in stderr
+    wait_until(lambda: running(paths) and socket_path(paths).exists(), "the warm process", 60)  # type: ignore[union-attr]
+    assert "(hybrid, warm)" in search(home, QUERIES[0])[1]
+    health = run_cli("health", home=home).stdout
+    assert "Warm process running (pid" in health and "MB, leaves after 1 min" in health
+    said = json.loads(run_cli("health", "--json", home=home).stdout)["hooks"]["warm_process"]
+    assert said["memory_kb"] > 0 and said["idle_left_s"] > 0
+    stop_warm(home)
+    os.utime(paths.hooks / STARTED_NAME, (0, 0))  # started long ago: a search may start one
+    _, stderr = search(home, QUERIES[0])  # and does, without saying it again
+    assert "Started a warm process" not in stderr
+    wait_until(lambda: socket_path(paths).exists(), "the second warm process", 60)  # type: ignore[union-attr]

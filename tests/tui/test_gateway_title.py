@@ -28,3 +28,27 @@ async def test_the_title_says_a_gateway_runs_for_this_home(demo_home: Home) -> N
     async with quiet.run_test(size=SIZE) as pilot:  # the lock is free: nothing runs
         await settle(pilot)
         assert quiet.title == "clawback"
+
+
+async def test_the_title_says_a_warm_process_runs_and_what_it_holds(demo_home: Home) -> None:
+    """Issue 32 item 4: the warm process is visible in the app, with memory and idle time."""
+    import threading
+
+    from clawback.core.warm.server import serve, socket_path, stop
+
+    from ..helpers import wait_until
+
+    paths = demo_home.paths
+    server = threading.Thread(
+        target=serve, args=(paths, lambda r: {"text": ""}), kwargs={"idle_s": 600}
+    )
+    server.start()
+    try:
+        wait_until(lambda: socket_path(paths).exists(), "the warm process")  # type: ignore[union-attr]
+        app = make_app(demo_home, watch=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert "warm process: holds " in app.title and " MB, leaves after 10 min" in app.title
+    finally:
+        stop(paths)
+        server.join(10)
