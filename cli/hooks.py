@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 from clawback.cli.home import home_option
-from clawback.cli.output import note, print_json
+from clawback.cli.output import error_line, note, print_json
 from clawback.core.claude.mcp import clawback_command
 from clawback.core.config import load_config
 from clawback.core.hooks import settings as cc_settings
@@ -36,6 +36,11 @@ def _paths(ctx: click.Context) -> Paths:
     return Paths.resolve(home_option(ctx))
 
 
+def _record(paths: Paths) -> Path:
+    """Where this home remembers what each install created whole (for a faithful uninstall)."""
+    return paths.hooks / cc_settings.CREATED_RECORD
+
+
 @hooks.command()
 @click.option("--scope", type=click.Choice(cc_settings.SCOPES), default="user", show_default=True,
               help=SCOPE_HELP)  # fmt: skip
@@ -53,7 +58,7 @@ def install(ctx: click.Context, scope: str, with_mcp: bool) -> None:
         event: cc_settings.hook_command(command, paths.home, event) for event in cc_settings.EVENTS
     }
     path = cc_settings.settings_path(scope, cwd=Path.cwd())
-    written = cc_settings.install(path, commands)
+    written = cc_settings.install(path, commands, record=_record(paths))
     if written.changed:
         click.echo(f"Installed clawback's hooks in {path} ({scope} scope):")
         click.echo("  " + ", ".join(cc_settings.EVENTS))
@@ -75,13 +80,24 @@ def install(ctx: click.Context, scope: str, with_mcp: bool) -> None:
 @click.pass_context
 def uninstall(ctx: click.Context, scope: str | None, with_mcp: bool) -> None:
     """Remove clawback's hooks from Claude Code's settings (and nothing else)."""
-    removed = []
+    removed, refused = [], []
     for each in [scope] if scope else list(cc_settings.SCOPES):
         path = cc_settings.settings_path(each, cwd=Path.cwd())
-        if cc_settings.uninstall(path).changed:
+        try:
+            written = cc_settings.uninstall(path, record=_record(_paths(ctx)))
+        except cc_settings.SettingsError as exc:
+            if scope:
+                raise
+            refused.append(str(exc))  # one broken file does not keep the others' entries
+            continue
+        if written.changed:
             removed.append(path)
             click.echo(f"Removed clawback's hooks from {path} ({each} scope).")
-    if not removed:
+            if written.backup:
+                note(f"The previous file is kept as {written.backup}.")
+    for reason in refused:
+        error_line(reason)
+    if not removed and not refused:
         click.echo(
             "No clawback hooks were installed" + (f" in the {scope} scope." if scope else ".")
         )
@@ -91,6 +107,8 @@ def uninstall(ctx: click.Context, scope: str | None, with_mcp: bool) -> None:
         from clawback.cli.mcp import unregister_server
 
         unregister_server(ctx, scope)
+    if refused:
+        raise SystemExit(1)
 
 
 def _run_line(event: str, run: dict[str, Any] | None) -> str:

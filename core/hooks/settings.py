@@ -3,29 +3,38 @@
 Claude Code reads hooks from ``~/.claude/settings.json`` (user scope), ``.claude/settings.json``
 (project) and ``.claude/settings.local.json`` (local), in the shape
 ``{"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "..."}]}]}}``.
-Those files belong to the person: everything that is not clawback's (other keys, other hooks on
-the same events, key order) is kept as it was, a file that is not a JSON object is refused
-before anything is written, and every write keeps the previous file beside it and replaces the
-file atomically. Installing twice adds nothing; uninstalling removes only clawback's entries.
-
-The rules (:func:`merge_hooks`, :func:`remove_hooks`, :func:`installed_events`) are pure
-functions on parsed JSON, so they can be tested on any settings a person may have.
+Those files belong to the person. clawback changes only the entries it wrote itself, known by
+the mark at the end of their command (:data:`MARK`; entries an older clawback wrote are known
+by their exact old form, :func:`is_ours`), so a person's own ``... clawback ... hook ...``
+command is never rewritten, merged or removed. Every other byte of the file stays as it was
+(:mod:`clawback.core.jsonedit`); a file that is not a JSON object, is too large or too deep,
+is not a regular file or is read-only is refused before anything is written; a symlinked file
+is written where the link leads; every write keeps the previous bytes in a new backup beside
+it and replaces the file atomically. Installing twice adds nothing; uninstalling gives back the
+file as it was before the install (see ``docs/hooks.md``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clawback.core.config import atomic_write_bytes
 from clawback.core.errors import ClawbackError
-from clawback.core.paths import HOME_ENV, PRIVATE_FILE
+from clawback.core.jsonedit import JsonDocument, JsonEditError, Node
+from clawback.core.paths import PRIVATE_FILE
+from clawback.core.safefiles import (
+    FileRefused,
+    is_read_only,
+    keep_bytes,
+    read_regular,
+    replace_through,
+    resolved_target,
+)
 
 #: Claude Code's event name -> the ``clawback hook`` subcommand that answers it
 EVENTS: dict[str, str] = {
@@ -39,11 +48,20 @@ SCOPES = ("user", "project", "local")
 #: Claude Code's own limit on a hook (seconds); clawback bounds itself well below it
 #: (``hooks.timeout_s``), so this only matters if clawback itself hangs.
 CLAUDE_TIMEOUT_S = 30
-BACKUP_SUFFIX = ".clawback-backup"
+#: The end of every command clawback writes: a shell comment, so it changes nothing that runs,
+#: and the one sign (with the command's exact form) that an entry is clawback's to change.
+MARK = "# added by clawback hooks install"
+#: No settings file comes near this; a larger one is not what clawback should be editing.
+MAX_SETTINGS_BYTES = 16 << 20
+#: What ``created`` names when clawback made the whole ``hooks`` table (see :func:`merge_hooks`).
+TABLE = "hooks"
+#: The file in the home's ``hooks`` folder that remembers what each install created whole.
+CREATED_RECORD = "settings-created.json"
 
 
 class SettingsError(ClawbackError):
-    """A settings file clawback will not edit (not JSON, or not the shape Claude Code reads)."""
+    """A settings file clawback will not edit (not JSON, not the shape Claude Code reads, not a
+    regular file, read-only...)."""
 
 
 def settings_path(scope: str, *, cwd: Path, claude_home: Path | None = None) -> Path:
@@ -64,210 +82,340 @@ def settings_path(scope: str, *, cwd: Path, claude_home: Path | None = None) -> 
 # ------------------------------------------------------------------------------------ commands
 
 
+def _quoted(words: Sequence[str]) -> str:
+    return " ".join(shlex.quote(word) for word in words)
+
+
 def hook_command(clawback: Sequence[str], home: Path, event: str) -> str:
-    """The shell command Claude Code runs for ``event``: the absolute clawback, this home.
+    """The shell command Claude Code runs for ``event``: the absolute clawback, this home, and
+    :data:`MARK`.
 
     Claude Code runs a hook's command through a shell, so every word is quoted; the home is
     named explicitly, as for the MCP server, so the hook reads the archive this install chose.
     """
-    words = [*clawback, "--home", str(home), "hook", EVENTS[event]]
-    return " ".join(shlex.quote(word) for word in words)
+    return f"{_quoted([*clawback, '--home', str(home), 'hook', EVENTS[event]])} {MARK}"
 
 
-def is_clawback_command(command: object) -> bool:
-    """Whether a hook command is one :func:`hook_command` wrote (any clawback, any home)."""
-    if not isinstance(command, str):
-        return False
+def hook_entry(command: str) -> dict[str, Any]:
+    return {"type": "command", "command": command, "timeout": CLAUDE_TIMEOUT_S}
+
+
+def _runner_home(words: list[str], event: str) -> str | None:
+    """The home of ``[clawback, --home, HOME, hook, <event's subcommand>]``, where clawback is
+    an absolute ``.../clawback`` or ``/abs/python -m clawback.cli``; ``None`` for anything else."""
+    if event not in EVENTS or len(words) not in (5, 7):
+        return None
+    *runner, flag, home, hook, subcommand = words
+    if (flag, hook, subcommand) != ("--home", "hook", EVENTS[event]) or not home:
+        return None
+    if not all(os.path.isabs(word) for word in (runner[0], home)):
+        return None
+    if runner[1:] not in ([], ["-m", "clawback.cli"]):
+        return None
+    return home if runner[1:] or Path(runner[0]).name == "clawback" else None
+
+
+def _words(command: str) -> list[str] | None:
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
-        return False
-    for i, word in enumerate(words[:-1]):
-        if word == "hook" and words[i + 1] in EVENTS.values():
-            runner = words[:i]
-            return any(
-                Path(w).name == "clawback" or w == "clawback.cli" or w.startswith(f"{HOME_ENV}=")
-                for w in runner
-            )
-    return False
+        return None
 
 
-def _is_ours(hook: object) -> bool:
-    return isinstance(hook, dict) and is_clawback_command(hook.get("command"))
+def ours_home(hook: object, event: str) -> str | None:
+    """The clawback home of ``hook`` if clawback wrote it for ``event``; ``None`` otherwise.
+
+    clawback's entries end with :data:`MARK` after the exact command :func:`hook_command`
+    writes. Entries an older clawback wrote (before the mark) are recognised only in their
+    exact old form: ``{"type": "command", "command": ..., "timeout": 30}`` and nothing more, the
+    command quoted word for word as it quoted it. Anything looser is a person's own command.
+    """
+    if not isinstance(hook, dict) or not isinstance(command := hook.get("command"), str):
+        return None
+    if command.endswith(" " + MARK):
+        words = _words(command[: -len(MARK) - 1])
+        return _runner_home(words, event) if words is not None else None
+    if hook != hook_entry(command):
+        return None
+    words = _words(command)
+    if words is None or _quoted(words) != command:
+        return None
+    return _runner_home(words, event)
+
+
+def is_ours(hook: object, event: str) -> bool:
+    return ours_home(hook, event) is not None
 
 
 # --------------------------------------------------------------------------------------- rules
 
 
-def _hooks_table(settings: dict[str, Any], where: str) -> dict[str, Any] | None:
-    table = settings.get("hooks")
-    if table is None:
-        return None
-    if not isinstance(table, dict):
-        raise SettingsError(f'{where}: "hooks" is not a JSON object; fix it or move it away')
-    for event, groups in table.items():
-        if not isinstance(groups, list):
-            raise SettingsError(f'{where}: "hooks".{event} is not a list; fix it first')
-    return table
+@dataclass(frozen=True)
+class Merged:
+    """A settings text with clawback's hooks in it, and what the merge created whole (the
+    ``hooks`` table, :data:`TABLE`, or an event's list), which an uninstall takes away again."""
+
+    text: str
+    created: frozenset[str]
+    fresh: bool  # no entry of clawback's was there before
 
 
-def merge_hooks(
-    settings: dict[str, Any], commands: dict[str, str], *, where: str = "settings"
-) -> dict[str, Any]:
-    """``settings`` with clawback's hook for each event in ``commands`` (a new dict).
+def _document(text: str, where: str) -> JsonDocument:
+    try:
+        doc = JsonDocument(text)
+    except JsonEditError as exc:
+        raise SettingsError(
+            f"{where}: {exc}; clawback left it unchanged: fix it, then run this again"
+        ) from None
+    if doc.root.kind != "object":
+        raise SettingsError(f"{where}: not a JSON object; clawback left it unchanged")
+    return doc
+
+
+def _hook_lists(doc: JsonDocument, groups: Node) -> list[tuple[int, Node]]:
+    """Each group of an event's list with its ``hooks`` array (groups of another shape are
+    left alone)."""
+    found = []
+    for at, group in enumerate(groups.items):
+        hooks = group.member("hooks") if group.kind == "object" else None
+        if hooks is not None and hooks.kind == "array":
+            found.append((at, hooks))
+    return found
+
+
+def merge_hooks(text: str, commands: dict[str, str], *, where: str = "settings") -> Merged:
+    """``text`` with clawback's hook for each event in ``commands``.
 
     An event that already has a clawback entry gets its command updated in place (a reinstall
-    after moving the home or the venv); otherwise a group of its own is appended after the
-    person's groups, so their hooks keep running first.
+    after moving the home or the venv) and any second one of clawback's dropped; otherwise a
+    group of its own is appended after the person's groups, so their hooks keep running first.
     """
-    merged = json.loads(json.dumps(settings))  # a deep copy; the input is never changed
-    table = _hooks_table(merged, where)
+    doc = _document(text, where)
+    table = doc.root.member("hooks")
     if table is None:
-        table = merged["hooks"] = {}
+        value = {event: [{"hooks": [hook_entry(c)]}] for event, c in commands.items()}
+        doc.append(doc.root, value, key="hooks")
+        return Merged(doc.render(), frozenset({TABLE, *commands}), True)
+    if table.kind != "object":
+        raise SettingsError(f'{where}: "hooks" is not a JSON object; fix it or move it away')
+    created = set()
+    fresh = True
     for event, command in commands.items():
-        entry = {"type": "command", "command": command, "timeout": CLAUDE_TIMEOUT_S}
-        groups = table.setdefault(event, [])
+        entry = hook_entry(command)
+        groups = table.member(event)
+        if groups is None:
+            doc.append(table, [{"hooks": [entry]}], key=event)
+            created.add(event)
+            continue
+        if groups.kind != "array":
+            raise SettingsError(f'{where}: "hooks".{event} is not a list; fix it first')
         found = False
-        for group in groups:
-            hooks = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(hooks, list):
-                continue
-            for i, hook in enumerate(hooks):
-                if _is_ours(hook):
-                    if found:
-                        hooks[i] = None  # a duplicate (a hand copy): one entry is enough
-                    else:
-                        hooks[i], found = entry, True
-            group["hooks"] = [hook for hook in hooks if hook is not None]
+        for at, hooks in _hook_lists(doc, groups):
+            mine = [i for i, hook in enumerate(hooks.items) if is_ours(doc.value(hook), event)]
+            if not found and mine:
+                found, fresh = True, False
+                first = hooks.items[mine.pop(0)]
+                if doc.value(first) != entry:
+                    doc.replace(first, entry)
+            if mine and len(mine) == len(hooks.items):
+                doc.drop(groups, at)  # a group of duplicates only: one entry is enough
+            for i in mine:
+                doc.drop(hooks, i)
         if not found:
-            groups.append({"hooks": [entry]})
-    return merged
+            doc.append(groups, {"hooks": [entry]})
+    return Merged(doc.render(), frozenset(created), fresh)
 
 
-def remove_hooks(settings: dict[str, Any], *, where: str = "settings") -> dict[str, Any]:
-    """``settings`` without clawback's hook entries (a new dict).
+def remove_hooks(
+    text: str, *, created: Collection[str] | None = None, where: str = "settings"
+) -> str:
+    """``text`` without clawback's hook entries.
 
-    A group, event list or ``hooks`` table left empty by the removal goes too; one that was
-    empty before is kept, and nothing that is not clawback's is touched.
+    A group left empty by the removal goes too. An event's list, or the whole ``hooks``
+    table, left empty goes only if clawback created it (``created``, from :func:`merge_hooks`;
+    ``None``, when nothing says, removes what the removal emptied): an empty ``"hooks": {}``
+    the person had before stays. Nothing that is not clawback's is touched.
     """
-    cleaned = json.loads(json.dumps(settings))
-    table = _hooks_table(cleaned, where)
-    if table is None:
-        return cleaned
-    emptied_table = False
-    for event in list(table):
-        groups = table[event]
-        emptied_list = False
-        for group in list(groups):
-            hooks = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(hooks, list) or not any(_is_ours(hook) for hook in hooks):
-                continue
-            group["hooks"] = [hook for hook in hooks if not _is_ours(hook)]
-            if not group["hooks"]:
-                groups.remove(group)
-                emptied_list = not groups
-        if emptied_list:
-            del table[event]
-            emptied_table = not table
-    if emptied_table:
-        del cleaned["hooks"]
-    return cleaned
+    doc = _document(text, where)
+    table = doc.root.member("hooks")
+    if table is None or table.kind != "object":
+        return text
+    emptied = 0
+    for event_at, (event, groups) in enumerate(zip(table.keys, table.items, strict=True)):
+        if event not in EVENTS or groups.kind != "array":
+            continue
+        dropped = 0
+        for at, hooks in _hook_lists(doc, groups):
+            mine = [i for i, hook in enumerate(hooks.items) if is_ours(doc.value(hook), event)]
+            if mine and len(mine) == len(hooks.items):
+                doc.drop(groups, at)
+                dropped += 1
+            for i in mine:
+                doc.drop(hooks, i)
+        if dropped and dropped == len(groups.items) and (created is None or event in created):
+            doc.drop(table, event_at)
+            emptied += 1
+    if emptied and emptied == len(table.items) and (created is None or TABLE in created):
+        doc.drop(doc.root, len(doc.root.keys) - 1 - doc.root.keys[::-1].index("hooks"))
+    return doc.render()
 
 
-def installed_events(settings: dict[str, Any]) -> dict[str, str]:
+def installed_events(text: str, *, where: str = "settings") -> dict[str, str]:
     """Claude Code event -> clawback's command registered for it."""
-    table = settings.get("hooks")
+    doc = _document(text, where)
+    table = doc.root.member("hooks")
     found: dict[str, str] = {}
-    if not isinstance(table, dict):
+    if table is None or table.kind != "object":
         return found
-    for event, groups in table.items():
-        for group in groups if isinstance(groups, list) else []:
-            hooks = group.get("hooks") if isinstance(group, dict) else None
-            for hook in hooks if isinstance(hooks, list) else []:
-                if _is_ours(hook):
-                    found[event] = hook["command"]
+    for event, groups in zip(table.keys, table.items, strict=True):
+        if groups.kind != "array":
+            continue
+        for _, hooks in _hook_lists(doc, groups):
+            for hook in hooks.items:
+                value = doc.value(hook)
+                if is_ours(value, event):
+                    found[event] = value["command"]
     return found
+
+
+def command_home(command: str, event: str) -> str | None:
+    """The home a command of clawback's names (for ``hooks status``: this home or another)."""
+    if command.endswith(" " + MARK):
+        command = command[: -len(MARK) - 1]
+    words = _words(command)
+    return _runner_home(words, event) if words is not None else None
 
 
 # ---------------------------------------------------------------------------------------- file
 
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"the number {text} is too large to keep exactly")
-    return value
+_BOM = "\ufeff"
 
 
-def read_settings(path: Path) -> dict[str, Any]:
-    """The settings in ``path`` (``{}`` when there is no file); one clear error otherwise."""
+def read_settings(path: Path) -> str:
+    """The text of the settings file at ``path`` (``""`` when there is none), read as a
+    regular file of at most :data:`MAX_SETTINGS_BYTES`; one clear error otherwise."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SettingsError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not raw.strip():
-        return {}
+        return ""
+    except FileRefused as exc:
+        raise SettingsError(str(exc)) from None
     try:
-        data = json.loads(raw.decode("utf-8-sig"), parse_float=_finite, parse_constant=_refuse)
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SettingsError(f"{path}: not UTF-8 text; clawback left it unchanged") from None
-    except ValueError as exc:
-        raise SettingsError(
-            f"{path}: not valid JSON ({exc}); clawback left it unchanged: fix it, then run this"
-            " again"
-        ) from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: not a JSON object; clawback left it unchanged")
-    return data
 
 
-def _refuse(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+def _body(text: str) -> tuple[str, str]:
+    """The JSON text and what goes before it (a byte-order mark); ``{}`` for a blank file."""
+    head = _BOM if text.startswith(_BOM) else ""
+    body = text[len(head) :]
+    return head, body if body.strip() else "{\n}\n"
 
 
 @dataclass(frozen=True)
 class Written:
-    """What a write did: the file, its backup (if there was a file before), and whether it
-    changed at all (installing twice writes nothing the second time)."""
+    """What a write did: the file, its backup (if there was a file before), whether it changed
+    at all (installing twice writes nothing the second time), and what the install created."""
 
     path: Path
     backup: Path | None
     changed: bool
+    created: frozenset[str] = frozenset()
 
 
-def write_settings(path: Path, before: dict[str, Any], after: dict[str, Any]) -> Written:
-    """Replace ``path`` with ``after``, keeping the old bytes in ``<name>.clawback-backup``.
+def write_settings(path: Path, before: str, after: str) -> Written:
+    """Replace the file ``path`` leads to with ``after``, keeping ``before`` in a new backup.
 
-    Nothing is written when ``after`` equals ``before``. The file keeps its permissions (a new
-    one is private to the user).
+    Nothing is written when nothing changed. A read-only file is refused (clawback could
+    replace it, but the person made it read-only). The file keeps its permissions (a new one is
+    private to the user); a symlink keeps pointing where it did.
     """
-    if after == before and path.exists():
+    if after == before:
         return Written(path, None, False)
-    backup: Path | None = None
-    mode = PRIVATE_FILE
-    if path.exists():
-        mode = path.stat().st_mode & 0o777
-        backup = path.with_name(path.name + BACKUP_SUFFIX)
-        atomic_write_bytes(backup, path.read_bytes(), mode=PRIVATE_FILE)
-    data = (json.dumps(after, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    atomic_write_bytes(path, data, mode=mode)
+    target = resolved_target(path)
+    if is_read_only(target):
+        raise SettingsError(
+            f"{path} is read-only; clawback left it unchanged (make it writable to let clawback"
+            " change it)"
+        )
+    backup = None
+    try:
+        if before or target.exists():
+            backup = keep_bytes(path, before.encode("utf-8"))
+        elif not path.parent.is_dir():
+            path.parent.mkdir(parents=True, mode=0o700)
+        replace_through(path, after.encode("utf-8"), mode=PRIVATE_FILE)
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    except FileRefused as exc:
+        raise SettingsError(str(exc)) from None
     return Written(path, backup, True)
 
 
-def install(path: Path, commands: dict[str, str]) -> Written:
+def install(path: Path, commands: dict[str, str], *, record: Path | None = None) -> Written:
+    """Merge clawback's hooks into the settings file at ``path`` (see :func:`merge_hooks`).
+
+    ``record`` (a file in the clawback home) remembers what the install created whole, so an
+    uninstall takes away exactly that and leaves what the person had, even an empty table.
+    """
     before = read_settings(path)
-    return write_settings(path, before, merge_hooks(before, commands, where=str(path)))
-
-
-def uninstall(path: Path) -> Written:
-    if not path.exists():
+    head, body = _body(before)
+    merged = merge_hooks(body, commands, where=str(path))
+    if merged.text == body:
         return Written(path, None, False)
+    written = write_settings(path, before, head + merged.text)
+    if record is not None:
+        made = read_created(record)
+        key = creation_key(path)
+        if key in made or merged.fresh:
+            made[key] = sorted({*made.get(key, []), *merged.created})
+            write_created(record, made)
+    return Written(written.path, written.backup, written.changed, merged.created)
+
+
+def uninstall(path: Path, *, record: Path | None = None) -> Written:
+    """Take clawback's hooks out of the settings file at ``path`` (see :func:`remove_hooks`):
+    of what the install created, as ``record`` remembers it, nothing is left behind."""
     before = read_settings(path)
-    return write_settings(path, before, remove_hooks(before, where=str(path)))
+    if not before.strip():
+        return Written(path, None, False)
+    made = read_created(record) if record is not None else {}
+    key = creation_key(path)
+    head, body = _body(before)
+    after = head + remove_hooks(body, created=made.get(key), where=str(path))
+    written = write_settings(path, before, after)
+    if record is not None and key in made:
+        del made[key]
+        write_created(record, made)
+    return written
 
 
 def installed(path: Path) -> dict[str, str]:
     """Claude Code event -> clawback's command in the settings file at ``path``."""
-    return installed_events(read_settings(path))
+    _, body = _body(read_settings(path))
+    return installed_events(body, where=str(path))
+
+
+# ------------------------------------------------------------------------------ what was made
+
+
+def creation_key(path: Path) -> str:
+    """How the record of what an install created names a settings file: where it leads."""
+    return str(resolved_target(path.absolute()))
+
+
+def read_created(record: Path) -> dict[str, list[str]]:
+    """What each install created whole, per settings file (``{}`` when unknown)."""
+    try:
+        data = json.loads(read_regular(record, 1 << 20))
+    except (OSError, ValueError, ClawbackError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: [x for x in v if isinstance(x, str)] for k, v in data.items() if isinstance(v, list)}
+
+
+def write_created(record: Path, created: dict[str, list[str]]) -> None:
+    record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    replace_through(record, json.dumps(created, indent=1, sort_keys=True).encode(), mode=0o600)

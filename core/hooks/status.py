@@ -8,7 +8,6 @@ process runs (the one process the hooks and ``clawback search`` may leave behind
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -19,35 +18,43 @@ from clawback.core.errors import ClawbackError
 from clawback.core.hooks.log import last_runs, recent_failures
 from clawback.core.hooks.plugin import plugin_state
 from clawback.core.hooks.run import SWITCH_ENV
-from clawback.core.hooks.settings import (
-    EVENTS,
-    SCOPES,
-    installed_events,
-    read_settings,
-    settings_path,
-)
+from clawback.core.hooks.settings import EVENTS, SCOPES, command_home, installed, settings_path
 from clawback.core.paths import Paths
+from clawback.core.safefiles import read_regular
+from clawback.core.safejson import loads
 from clawback.core.warm.server import running
 
 
 def _scope(scope: str, path: Path, home: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"scope": scope, "path": str(path), "events": [], "error": None}
     try:
-        found = installed_events(read_settings(path))
+        found = installed(path)
     except ClawbackError as exc:
         row["error"] = str(exc)
         return row
     row["events"] = [event for event in EVENTS if event in found]
-    row["this_home"] = all(str(home) in command for command in found.values())
+    row["this_home"] = all(
+        command_home(command, event) == str(home) for event, command in found.items()
+    )
     return row
 
 
+#: ``~/.claude.json`` keeps every project's history: large, but never this large.
+MAX_CLAUDE_JSON_BYTES = 64 << 20
+
+
 def _json_file(path: Path) -> dict[str, Any]:
+    """A JSON object from a file of Claude Code's (``{}`` for anything else: missing, not a
+    regular file, too large, too deep, not JSON); status only reports, it never fails."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads(read_regular(path, MAX_CLAUDE_JSON_BYTES).decode("utf-8", "replace"))
+    except (OSError, ValueError, ClawbackError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def mcp_registrations(cwd: Path, user_home: Path | None = None) -> list[dict[str, Any]]:
@@ -61,7 +68,7 @@ def mcp_registrations(cwd: Path, user_home: Path | None = None) -> list[dict[str
     user = _json_file(user_file)
     places = [
         ("user", user.get("mcpServers")),
-        ("local", (user.get("projects") or {}).get(str(cwd), {}).get("mcpServers")),
+        ("local", _object(_object(user.get("projects")).get(str(cwd))).get("mcpServers")),
         ("project", _json_file(cwd / ".mcp.json").get("mcpServers")),
     ]
     found = []

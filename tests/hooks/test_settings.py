@@ -1,27 +1,27 @@
-"""Installing into Claude Code's settings keeps the person's file: other keys, other hooks on
-the same events, key order; installing twice adds nothing; uninstalling removes only clawback's."""
+"""The rules of clawback's entries in Claude Code's settings: only entries clawback wrote are
+changed (marked, or exactly the old form), everything else comes back byte for byte, installing
+twice adds nothing, and an uninstall gives back the text as it was before the install."""
 
 from __future__ import annotations
 
 import json
-import stat
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 from clawback.core.hooks.settings import (
-    BACKUP_SUFFIX,
     EVENTS,
+    MARK,
     SettingsError,
+    command_home,
     hook_command,
-    install,
     installed_events,
-    is_clawback_command,
+    is_ours,
     merge_hooks,
-    read_settings,
     remove_hooks,
-    uninstall,
 )
+from clawback.core.jsonedit import MAX_DEPTH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -31,56 +31,188 @@ COMMANDS = {event: hook_command(CLAWBACK, HOME, event) for event in EVENTS}
 THEIRS = {"type": "command", "command": "~/bin/notify.sh --on-stop", "timeout": 10}
 
 
-def test_the_command_names_this_clawback_this_home_and_the_event() -> None:
+def old_command(runner: list[str], home: str, event: str) -> str:
+    """What clawback wrote before its entries were marked."""
+    return " ".join(shlex.quote(w) for w in [*runner, "--home", home, "hook", EVENTS[event]])
+
+
+def old_entry(runner: list[str], home: str, event: str) -> dict[str, Any]:
+    return {"type": "command", "command": old_command(runner, home, event), "timeout": 30}
+
+
+def test_the_command_names_this_clawback_this_home_the_event_and_the_mark() -> None:
     assert COMMANDS["UserPromptSubmit"] == (
-        "/opt/venv/bin/clawback --home /home/u/.clawback hook user-prompt"
+        f"/opt/venv/bin/clawback --home /home/u/.clawback hook user-prompt {MARK}"
     )
     spaced = hook_command(["/opt/my venv/bin/clawback"], Path("/tmp/a b"), "Stop")
-    assert spaced == "'/opt/my venv/bin/clawback' --home '/tmp/a b' hook stop"
-    assert is_clawback_command(spaced)
+    assert spaced == f"'/opt/my venv/bin/clawback' --home '/tmp/a b' hook stop {MARK}"
+    assert shlex.split(spaced, comments=True)[-1] == "stop"  # the mark is a shell comment
+    assert is_ours({"command": spaced}, "Stop") and command_home(spaced, "Stop") == "/tmp/a b"
     python = hook_command(["/usr/bin/python3", "-m", "clawback.cli"], HOME, "PreCompact")
-    assert is_clawback_command(python)
-    for theirs in ("~/bin/notify.sh --on-stop", "echo hook stop", "git hook stop", "", "'", None):
-        assert not is_clawback_command(theirs)
+    assert is_ours({"command": python}, "PreCompact")
 
 
-def test_merge_appends_after_their_hooks_and_keeps_everything_else() -> None:
-    mine: dict[str, Any] = {
-        "model": "sonnet",
-        "permissions": {"allow": ["Bash(ls:*)"]},
-        "hooks": {"Stop": [{"matcher": "", "hooks": [THEIRS]}]},
-    }
-    merged = merge_hooks(mine, COMMANDS)
-    assert merged["model"] == "sonnet" and merged["permissions"] == mine["permissions"]
-    assert list(merged) == ["model", "permissions", "hooks"]  # key order kept
-    assert merged["hooks"]["Stop"][0] == {"matcher": "", "hooks": [THEIRS]}  # theirs first
-    assert merged["hooks"]["Stop"][1]["hooks"][0]["command"] == COMMANDS["Stop"]
-    assert installed_events(merged) == COMMANDS
-    assert mine["hooks"]["Stop"] == [{"matcher": "", "hooks": [THEIRS]}]  # input untouched
+@pytest.mark.parametrize(
+    "command",
+    [
+        "nice -n 10 clawback --home /srv/team hook stop",
+        "my-audit --tool clawback hook stop",
+        "clawback --home /srv/team hook stop",  # not the absolute clawback clawback writes
+        "/usr/bin/clawback --home /srv/team hook stop; rm -rf ~/x",
+        "/usr/bin/clawback --home /srv/team hook stop --verbose",
+        "/usr/bin/clawback --home srv hook stop",  # a relative home
+        "/usr/bin/clawback-dev --home /srv/team hook stop",
+        "~/bin/notify.sh --on-stop",
+        "echo hook stop",
+        "'",
+        "",
+        f"nice /usr/bin/clawback --home /srv hook stop {MARK}",  # the mark after another command
+    ],
+)
+def test_a_persons_own_command_is_never_clawbacks(command: str) -> None:
+    for hook in ({"type": "command", "command": command},
+                 {"type": "command", "command": command, "timeout": 30}):  # fmt: skip
+        assert not is_ours(hook, "Stop")
 
 
-def test_a_reinstall_updates_the_command_in_place() -> None:
-    old = merge_hooks({}, {e: hook_command(["/old/clawback"], Path("/old"), e) for e in EVENTS})
-    new = merge_hooks(old, COMMANDS)
-    assert installed_events(new) == COMMANDS
-    assert all(len(groups) == 1 for groups in new["hooks"].values())
+def test_the_old_unmarked_entries_are_known_only_in_their_exact_form() -> None:
+    runner, home = ["/opt/venv/bin/clawback"], "/home/u/.clawback"
+    assert is_ours(old_entry(runner, home, "Stop"), "Stop")
+    assert is_ours(old_entry(["/usr/bin/python3", "-m", "clawback.cli"], home, "Stop"), "Stop")
+    assert is_ours(old_entry(["/opt/my venv/bin/clawback"], "/a b", "Stop"), "Stop")
+    entry = old_entry(runner, home, "Stop")
+    assert not is_ours(entry, "SessionEnd")  # under another event
+    assert not is_ours({**entry, "timeout": 10}, "Stop")
+    assert not is_ours({**entry, "statusMessage": "mine"}, "Stop")
+    assert not is_ours({"type": "command", "command": entry["command"]}, "Stop")
+    spaced = {**entry, "command": entry["command"].replace(" hook", "  hook")}
+    assert not is_ours(spaced, "Stop")  # quoted otherwise than clawback quoted it
+    assert not is_ours({**entry, "command": "'/opt/venv/bin/clawback' " + entry["command"][23:]},
+                       "Stop")  # fmt: skip
 
 
-def test_remove_takes_only_clawbacks_entries() -> None:
-    shared = {
-        "hooks": {"Stop": [{"hooks": [THEIRS, {"type": "command", "command": COMMANDS["Stop"]}]}]}
-    }
-    assert remove_hooks(shared) == {"hooks": {"Stop": [{"hooks": [THEIRS]}]}}
-    assert remove_hooks({"a": 1}) == {"a": 1}
+def pretty(value: Any, indent: int | str = 2) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False) + "\n"
 
 
-@pytest.mark.parametrize("bad", [{"hooks": []}, {"hooks": "x"}, {"hooks": {"Stop": {"hooks": []}}}])
-def test_a_hooks_table_of_the_wrong_shape_is_refused(bad: dict[str, Any]) -> None:
+def test_hand_written_entries_for_two_homes_are_left_as_they_are() -> None:
+    """Issue 31 item 2: they were rewritten to this home's command, merged into one, and an
+    uninstall left ``{}``."""
+    theirs = pretty({
+        "hooks": {
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "nice -n 10 clawback --home /srv/team hook stop"},
+                {"type": "command", "command": "clawback --home /srv/other hook stop"},
+            ]}],
+            "UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "my-audit --tool clawback hook user-prompt"}]}],
+        }
+    })  # fmt: skip
+    merged = merge_hooks(theirs, COMMANDS)
+    data = json.loads(merged.text)
+    assert data["hooks"]["Stop"][0] == json.loads(theirs)["hooks"]["Stop"][0]
+    assert data["hooks"]["Stop"][1] == {"hooks": [{"type": "command",
+                                                   "command": COMMANDS["Stop"], "timeout": 30}]}  # fmt: skip
+    assert installed_events(merged.text) == COMMANDS
+    assert remove_hooks(merged.text, created=merged.created) == theirs
+    assert remove_hooks(theirs) == theirs  # nothing of theirs is clawback's to remove
+
+
+def test_an_old_install_is_upgraded_in_place_and_uninstalled_cleanly() -> None:
+    old_runner, old_home = ["/old/venv/bin/clawback"], "/old/home"
+    theirs_then_old = pretty({
+        "model": "opus",
+        "hooks": {event: [{"hooks": [THEIRS]}, {"hooks": [old_entry(old_runner, old_home, event)]}]
+                  for event in EVENTS},
+    })  # fmt: skip
+    merged = merge_hooks(theirs_then_old, COMMANDS)
+    assert installed_events(merged.text) == COMMANDS
+    assert all(len(groups) == 2 for groups in json.loads(merged.text)["hooks"].values())
+    assert merge_hooks(merged.text, COMMANDS).text == merged.text
+    # Nothing tells what the old install created, so what the removal empties goes (as before).
+    removed = json.loads(remove_hooks(merged.text))
+    assert removed == {"model": "opus", "hooks": {e: [{"hooks": [THEIRS]}] for e in EVENTS}}
+    only_old = pretty({"hooks": {e: [{"hooks": [old_entry(old_runner, old_home, e)]}]
+                                 for e in EVENTS}})  # fmt: skip
+    assert remove_hooks(only_old) == "{}\n"
+
+
+def test_a_reinstall_updates_the_command_in_place_and_drops_a_second_copy() -> None:
+    old = merge_hooks("{}", {e: hook_command(["/old/clawback"], Path("/old"), e) for e in EVENTS})
+    doubled = json.loads(old.text)
+    doubled["hooks"]["Stop"].append(doubled["hooks"]["Stop"][0])
+    new = merge_hooks(pretty(doubled), COMMANDS)
+    assert installed_events(new.text) == COMMANDS
+    assert all(len(groups) == 1 for groups in json.loads(new.text)["hooks"].values())
+    assert not new.fresh and new.created == frozenset()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the issue's cases: an empty table, number spellings, key order, indentation
+        '{\n  "hooks": {},\n  "cleanupPeriodDays": 1.50,\n  "big": 1e2\n}\n',
+        '{\n    "z": 1E+2,\n    "a": [1.0, -0.0, 10000000000000000000001],\n    "hooks": {}\n}',
+        '{\n\t"env": {"A": "caf\\u00e9 ✓", "B": "\\ud800 lone"},\n\t"hooks": {\n\t\t"Stop": []\n\t}\n}\n',
+        '{"a":1,"hooks":{"Notification":[{"hooks":[{"type":"command","command":"say hi"}]}]}}',
+        '  {  "spaces" : [ 1 , 2 ] }  \n\n',
+        "{}",
+        "{}\n",
+    ],
+)
+def test_install_then_uninstall_gives_back_every_byte(text: str) -> None:
+    merged = merge_hooks(text, COMMANDS)
+    assert installed_events(merged.text) == COMMANDS
+    assert merge_hooks(merged.text, COMMANDS).text == merged.text  # installing twice adds nothing
+    assert remove_hooks(merged.text, created=merged.created) == text
+
+
+def test_new_entries_follow_the_files_indentation() -> None:
+    tabbed = merge_hooks('{\n\t"model": "opus"\n}\n', {"Stop": COMMANDS["Stop"]}).text
+    assert '\n\t"hooks": {\n\t\t"Stop": [\n\t\t\t{\n' in tabbed
+    four = merge_hooks(
+        '{\n    "hooks": {\n        "Stop": []\n    }\n}', {"Stop": COMMANDS["Stop"]}
+    )
+    assert '\n        "Stop": [\n            {\n                "hooks": [' in four.text
+
+
+def test_an_empty_table_the_person_had_stays_and_one_clawback_made_goes() -> None:
+    had = '{\n  "hooks": {}\n}\n'
+    merged = merge_hooks(had, COMMANDS)
+    assert merged.created == frozenset(EVENTS)  # the lists, not the table
+    assert remove_hooks(merged.text, created=merged.created) == had
+    made = merge_hooks('{\n  "model": "x"\n}\n', COMMANDS)
+    assert remove_hooks(made.text, created=made.created) == '{\n  "model": "x"\n}\n'
+
+
+@pytest.mark.parametrize(
+    "bad", ['{"hooks": []}', '{"hooks": "x"}', '{"hooks": {"Stop": {"hooks": []}}}']
+)
+def test_a_hooks_table_of_the_wrong_shape_is_refused(bad: str) -> None:
     with pytest.raises(SettingsError, match="hooks"):
         merge_hooks(bad, COMMANDS)
 
 
-# -- the property: install then uninstall gives the file back; install twice adds nothing ------
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"hooks": {},}', "not valid JSON"),
+        ("// a comment\n{}", "not valid JSON"),
+        ('{"n": NaN}', "not valid JSON"),
+        ('{"a": 1} {"b": 2}', "extra text"),
+        ("[1, 2]", "not a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, f"nested more than {MAX_DEPTH} levels"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, f"nested more than {MAX_DEPTH} levels"),
+    ],
+)
+def test_what_is_not_a_json_object_is_refused_in_one_line(text: str, says: str) -> None:
+    for rule in (lambda: merge_hooks(text, COMMANDS), lambda: remove_hooks(text)):
+        with pytest.raises(SettingsError, match=says) as raised:
+            rule()
+        assert "\n" not in str(raised.value)
+
+
+# -- the property: install then uninstall gives the text back; install twice adds nothing -----
 
 json_leaf = (
     st.none()
@@ -97,114 +229,41 @@ json_value = st.recursive(
     max_leaves=10,
 )
 other_hook = st.fixed_dictionaries(
-    {
-        "type": st.just("command"),
-        "command": st.text(min_size=1, max_size=20).filter(lambda c: not is_clawback_command(c)),
-    },
+    {"type": st.just("command"), "command": st.text(min_size=1, max_size=40)},
     optional={"timeout": st.integers(1, 600)},
 )
+clawbackish = st.builds(
+    lambda words, home, sub: " ".join([*words, "--home", home, "hook", sub]),
+    st.lists(st.sampled_from(["clawback", "/usr/bin/clawback", "nice", "-n", "10"]), max_size=3),
+    st.sampled_from(["/srv/team", "/home/u/.clawback", "x"]),
+    st.sampled_from(list(EVENTS.values())),
+).map(lambda command: {"type": "command", "command": command})
 group = st.fixed_dictionaries(
-    {"hooks": st.lists(other_hook, min_size=1, max_size=3)},
+    {"hooks": st.lists(other_hook | clawbackish, min_size=1, max_size=3)},
     optional={"matcher": st.sampled_from(["", "*", "Bash", "startup|resume"])},
 )
 event_name = st.sampled_from([*EVENTS, "PostToolUse", "Notification"])
-# Empty hook containers are the one thing a round trip does not give back (see the test below).
-hooks_table = st.dictionaries(
-    event_name, st.lists(group, min_size=1, max_size=3), min_size=1, max_size=4
-)
-settings_files = st.dictionaries(
+hooks_table = st.dictionaries(event_name, st.lists(group, max_size=3), max_size=4)
+settings_values = st.dictionaries(
     st.text(max_size=10).filter(lambda k: k != "hooks"), json_value, max_size=5
 ).flatmap(
     lambda other: st.one_of(
         st.just(other), hooks_table.map(lambda table: {**other, "hooks": table})
     )
 )
+settings_texts = st.tuples(settings_values, st.sampled_from([None, 2, 4, "\t"])).map(
+    lambda pair: json.dumps(pair[0], indent=pair[1], ensure_ascii=pair[1] is None)
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(settings_files)
-def test_install_uninstall_round_trips(original: dict[str, Any]) -> None:
-    installed = merge_hooks(original, COMMANDS)
-    assert installed_events(installed) == COMMANDS
-    assert merge_hooks(installed, COMMANDS) == installed  # idempotent
-    assert remove_hooks(installed) == original  # exactly what was there
-    # every hook that was not clawback's is still there, in order
-    for event, groups in original.get("hooks", {}).items():
-        assert installed["hooks"][event][: len(groups)] == groups
-
-
-@settings(max_examples=50, deadline=None)
-@given(settings_files)
-def test_round_trip_through_the_file(
-    tmp_path_factory: pytest.TempPathFactory, original: dict[str, Any]
-) -> None:
-    path = tmp_path_factory.mktemp("s") / "settings.json"
-    path.write_text(json.dumps(original))
-    assert install(path, COMMANDS).changed
-    assert not install(path, COMMANDS).changed
-    assert uninstall(path).changed
-    assert json.loads(path.read_text()) == original
-
-
-def test_empty_hook_containers_left_by_the_removal_go_with_it() -> None:
-    """Claude Code reads ``"hooks": {}`` and no ``hooks`` alike; what clawback emptied goes."""
-    assert remove_hooks(merge_hooks({"hooks": {}}, COMMANDS)) == {}
-    assert remove_hooks(merge_hooks({"hooks": {"Stop": []}}, COMMANDS)) == {}
-    kept = {"hooks": {"Stop": [], "Notification": [{"hooks": [THEIRS]}]}}
-    assert remove_hooks(merge_hooks(kept, COMMANDS)) == {
-        "hooks": {"Notification": [{"hooks": [THEIRS]}]}
-    }
-
-
-# -- the file ----------------------------------------------------------------------------------
-
-
-def test_install_writes_atomically_with_a_backup_and_keeps_the_mode(tmp_path: Path) -> None:
-    path = tmp_path / ".claude" / "settings.json"
-    path.parent.mkdir()
-    original = '{\n  "theme": "dark",\n  "env": {"X": "ü"}\n}\n'
-    path.write_text(original, encoding="utf-8")
-    path.chmod(0o644)
-    written = install(path, COMMANDS)
-    assert written.backup == path.with_name("settings.json" + BACKUP_SUFFIX)
-    assert written.backup.read_text(encoding="utf-8") == original
-    assert stat.S_IMODE(written.backup.stat().st_mode) == 0o600
-    assert stat.S_IMODE(path.stat().st_mode) == 0o644
-    data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["env"] == {"X": "ü"} and data["theme"] == "dark"
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
-
-
-def test_a_new_file_is_private(tmp_path: Path) -> None:
-    path = tmp_path / "new" / "settings.json"
-    assert install(path, COMMANDS).backup is None
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-
-
-@pytest.mark.parametrize(
-    ("text", "says"),
-    [
-        ('{"hooks": {},}', "not valid JSON"),
-        ("// a comment\n{}", "not valid JSON"),
-        ("[1, 2]", "not a JSON object"),
-        ('{"n": NaN}', "not valid JSON"),
-        ('{"n": 1e999}', "not valid JSON"),
-    ],
-)
-def test_a_file_that_is_not_a_json_object_is_refused_unchanged(
-    tmp_path: Path, text: str, says: str
-) -> None:
-    path = tmp_path / "settings.json"
-    path.write_text(text)
-    with pytest.raises(SettingsError, match=says):
-        install(path, COMMANDS)
-    assert path.read_text() == text
-    assert list(tmp_path.iterdir()) == [path]
-
-
-def test_an_empty_file_is_an_empty_object(tmp_path: Path) -> None:
-    path = tmp_path / "settings.json"
-    path.write_text("")
-    assert read_settings(path) == {}
-    install(path, COMMANDS)
-    assert installed_events(read_settings(path)) == COMMANDS
+@given(settings_texts)
+def test_install_uninstall_round_trips(original: str) -> None:
+    merged = merge_hooks(original, COMMANDS)
+    assert installed_events(merged.text) == COMMANDS
+    assert merge_hooks(merged.text, COMMANDS).text == merged.text  # idempotent
+    assert remove_hooks(merged.text, created=merged.created) == original  # byte for byte
+    # every hook that was not clawback's is still there, in order, first
+    before, after = json.loads(original), json.loads(merged.text)
+    for event, groups in before.get("hooks", {}).items():
+        assert after["hooks"][event][: len(groups)] == groups
