@@ -69,7 +69,12 @@ def _exec(plan: ResumePlan) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="A projects folder to write into instead of Claude Code's (~/.claude/projects).",
 )
-@click.option("--force", is_flag=True, help="Move an existing file aside (as a backup) first.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Move an existing file aside (as a backup) first; write a copy of a transcript that"
+    " still exists elsewhere.",
+)
 @click.pass_context
 def restore(ctx: click.Context, session: str, to: Path | None, force: bool) -> None:
     """Write a session's transcript back where Claude Code finds it, from clawback's copy."""
@@ -81,6 +86,8 @@ def restore(ctx: click.Context, session: str, to: Path | None, force: bool) -> N
         out.print(f"wrote {escape(str(done.path))} ({done.lines} lines)")
         if done.backup:
             out.print(f"  the file that was there is now {escape(str(done.backup))}")
+        for original in done.also:
+            out.print(f"  a copy: the transcript is still at {escape(str(original))}")
     err.print(
         "Secrets were masked in this copy (as in clawback's index), so a key or password the"
         " session held reads \\[masked] in it."

@@ -189,6 +189,7 @@ class Home:
             session,
             (to or self.claude_projects).expanduser().absolute(),
             force=force,
+            copy=to is not None,
         )
         self.ingest_changed({done.path for done in written})
         return written

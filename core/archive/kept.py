@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
+from clawback.core.safefiles import FileRefused, read_regular
 
 MAGIC = b"clawback-kept 1\n"
 _FRAME = struct.Struct(">4sQQQQI")  # tag, first line, last line, start, end offset, data size
@@ -44,6 +45,10 @@ _TAG = b"KEPT"
 # twice the speed of 6 (0.167x); 1 is faster again but stores 0.19x.
 LEVEL = 2
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+_HEADER_BYTES = 65536
+_ANY_SIZE = 1 << 50  # a side file no index row speaks for is read whole (a regular file only)
 
 
 class KeptCopyError(Exception):
@@ -256,8 +261,8 @@ class KeptCopies:
             return
         for path in sorted(self.folder.glob("*/*.kept")):
             try:
-                header, _ = read_header(path.read_bytes()[:65536])
-            except (OSError, KeptCopyError):
+                header, _ = read_header(read_regular(path, _HEADER_BYTES, head=True))
+            except (OSError, KeptCopyError, FileRefused):
                 continue
             yield path, header
 
@@ -276,14 +281,16 @@ def read_header(data: bytes) -> tuple[KeptHeader, int]:
 
 
 def read_frames(path: Path, committed: int | None) -> Iterator[Frame]:
+    """The frames of the side file at ``path``: its first ``committed`` bytes (whatever a
+    killed run wrote past them is not read), and only from a regular file."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, _ANY_SIZE if committed is None else committed, head=True)
     except FileNotFoundError:
         raise KeptCopyError(f"{path}: the kept copy is missing") from None
-    if committed is not None:
-        if len(data) < committed:
-            raise KeptCopyError(f"{path}: the kept copy is shorter than the index says")
-        data = data[:committed]
+    except FileRefused as exc:
+        raise KeptCopyError(str(exc)) from None
+    if committed is not None and len(data) < committed:
+        raise KeptCopyError(f"{path}: the kept copy is shorter than the index says")
     _, at = read_header(data)
     while at < len(data):
         if len(data) - at < _FRAME.size:

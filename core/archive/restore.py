@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import sqlite_utils
@@ -23,6 +22,7 @@ from clawback.core.archive.sessions import SessionSummary
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
 from clawback.core.records import Source
+from clawback.core.safefiles import set_aside
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
@@ -46,7 +46,8 @@ class SessionFile:
 class Restored:
     path: Path
     lines: int
-    backup: Path | None = None
+    backup: Path | None = None  # what was there before (``force``), under a name of its own
+    also: list[Path] = field(default_factory=list)  # the same file, still where it was read
 
 
 def project_folder(cwd: str) -> str:
@@ -134,11 +135,17 @@ def restore_session(
     root: Path,
     *,
     force: bool = False,
+    copy: bool = False,
 ) -> list[Restored]:
     """Write ``session``'s transcript (and its sub-agents') under the projects folder ``root``.
 
     Every file is checked before any is written: an existing one stops it all (unless
-    ``force``, which moves it aside first), as does a copy that is missing or incomplete.
+    ``force``, which moves it aside first, under a backup name no other file holds), as does a
+    copy that is missing or incomplete, and a transcript that still exists where it was read,
+    unless ``force`` or ``copy`` (a folder the person named) ask for a copy all the same; what
+    is written names the original (:attr:`Restored.also`). A session read
+    from two files that land in one place (restored, resumed, deleted again) is written from
+    the one that holds the other's lines and more; two that disagree stop it.
     """
     if session.source != Source.CLAUDE_CODE.value:
         raise UsageError(
@@ -148,31 +155,60 @@ def restore_session(
     files = session_files(db, session.id)
     if not files:
         raise RestoreError(f"session {session.id} has no transcript file in the index")
-    plan = [(destination(root, session, f), _lines(copies, f)) for f in files]
-    places = [path for path, _ in plan]
-    if len(set(places)) < len(places):
-        twice = sorted({str(p) for p in places if places.count(p) > 1})
+    plan = _one_per_place(
+        session, [(destination(root, session, f), f, _lines(copies, f)) for f in files]
+    )
+    alive = {
+        path: [Path(f.path) for f in read if _still_elsewhere(f, path)] for path, read, _ in plan
+    }
+    if not (force or copy) and any(alive.values()):
+        first = next(path for path, found in alive.items() if found)
         raise RestoreError(
-            f"two files of session {session.id} would both be written to {', '.join(twice)}"
-            " (they were read from different folders); nothing was written"
+            f"the transcript of session {session.id} still exists at {alive[first][0]}, so it is"
+            f" not deleted; nothing was written (--force writes a copy to {first} as well)"
         )
-    taken = [path for path, _ in plan if path.exists() or path.is_symlink()]
+    taken = [path for path, _, _ in plan if path.exists() or path.is_symlink()]
     if taken and not force:
         listed = ", ".join(str(p) for p in taken)
         raise RestoreError(
             f"{listed} already exists; nothing was written (--force moves it aside as a backup"
             " first)"
         )
-    stamp = time.strftime("%Y%m%dT%H%M%S")
     done = []
-    for path, lines in plan:
+    for path, _, lines in plan:
         backup = None
         if path.exists() or path.is_symlink():
-            backup = path.with_name(f"{path.name}.clawback-backup-{stamp}")
-            os.rename(path, backup)
+            backup = set_aside(path)
         _write_new(path, lines)
-        done.append(Restored(path, len(lines), backup))
+        done.append(Restored(path, len(lines), backup, alive[path]))
     return done
+
+
+def _still_elsewhere(file: SessionFile, place: Path) -> bool:
+    where = Path(file.path)
+    return not file.missing and where != place and where.is_file()
+
+
+def _one_per_place(
+    session: SessionSummary, plan: list[tuple[Path, SessionFile, list[bytes]]]
+) -> list[tuple[Path, list[SessionFile], list[bytes]]]:
+    """One file per place: where several would land in one, the one whose lines begin with
+    every other's (a restored copy that was resumed holds its original and more)."""
+    places: dict[Path, list[tuple[SessionFile, list[bytes]]]] = {}
+    for path, file, lines in plan:
+        places.setdefault(path, []).append((file, lines))
+    merged = []
+    for path, found in places.items():
+        found.sort(key=lambda pair: len(pair[1]), reverse=True)
+        longest = found[0][1]
+        if any(longest[: len(lines)] != lines for _, lines in found[1:]):
+            keys = ", ".join(file.key for file, _ in found)
+            raise RestoreError(
+                f"files of session {session.id} read from different folders ({keys}) would"
+                f" all be written to {path} but hold different lines; nothing was written"
+            )
+        merged.append((path, [file for file, _ in found], longest))
+    return merged
 
 
 def _write_new(path: Path, lines: list[bytes]) -> None:

@@ -205,6 +205,7 @@ def test_a_flat_file_goes_to_its_sessions_project_folder(home: Home, tmp_path: P
     home.ingest_paths([backup], Source.CLAUDE_CODE)
     out = tmp_path / "out"
     done, agent = home.restore(resolve_session(home.db, SESSION), out)
+    assert done.also == [backup / f"{SESSION}.jsonl"]  # a copy asked for: the original is named
     assert done.path == out / project_folder("/home/u/proj") / f"{SESSION}.jsonl"
     assert agent.path == done.path.parent / SESSION / "subagents" / "agent-a1.jsonl"
     assert project_folder("/home/u/my.proj_x") == "-home-u-my-proj-x"
