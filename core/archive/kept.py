@@ -16,11 +16,12 @@ append, so the copy always holds exactly the lines the index holds. Side files l
 index so that losing or rebuilding ``clawback.db`` never loses a deleted session.
 
 Masking is the index's own :func:`~clawback.core.text.masking.mask_secrets`, applied to every
-string of the line except identifiers, hashes and signatures (``uuid``, ``sessionId``,
-``tool_use_id``, ``signature``...), which Claude Code needs intact to resume and which hold no
-secret. A line with
-nothing to mask is kept byte for byte; one with a secret is written back as compact JSON, the way
-Claude Code writes it.
+string and every key of the line as the index sees them
+(:func:`~clawback.core.text.json_masking.mask_json`: a value under a key that names a secret is
+judged with its key, a private key block split over a list of lines is masked whole); only a
+thinking block's signature, which Claude Code needs intact to resume and the index never holds,
+is kept as it was. A line with nothing to mask is kept byte for byte; one with a secret is
+written back as compact JSON, the way Claude Code writes it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
 from clawback.core.safefiles import FileRefused, read_regular
+from clawback.core.text.json_masking import mask_json
 
 MAGIC = b"clawback-kept 1\n"
 _FRAME = struct.Struct(">4sQQQQI")  # tag, first line, last line, start, end offset, data size
@@ -70,73 +72,6 @@ class Frame:
     lines: list[bytes]  # one per line from first_line to last_line, without newlines
 
 
-# Key endings whose values are identifiers, hashes or signatures: Claude Code needs them as they
-# were (a thinking block with a changed signature is refused by the API), none holds a secret,
-# and hex or base64 ones would otherwise look like one. ``tail`` is the list of message hashes
-# in Claude Code's ``api-request-shape`` lines.
-_VERBATIM_ENDINGS = ("id", "uuid", "ids", "uuids", "hash", "digest", "signature")
-_VERBATIM_KEYS = frozenset({"tail"})
-
-
-_VERBATIM: dict[str, bool] = {}  # the verdict per key: a transcript has few distinct keys
-
-
-def _keeps_verbatim(key: str) -> bool:
-    verdict = _VERBATIM.get(key)
-    if verdict is None:
-        low = key.lower()
-        verdict = low.endswith(_VERBATIM_ENDINGS) or low in _VERBATIM_KEYS
-        if len(_VERBATIM) < 10_000:
-            _VERBATIM[key] = verdict
-    return verdict
-
-
-def _masked(value: Any, mask: Callable[[str], str]) -> tuple[Any, bool]:
-    """``value`` with every string masked (but see :func:`_keeps_verbatim`); and whether any
-    string changed. Nothing is copied unless something changed. Strings are masked in the
-    loops, not by a call each: this runs for every string of every Claude Code line."""
-    if isinstance(value, str):
-        masked = mask(value)
-        return masked, masked != value
-    if isinstance(value, dict):
-        out: dict[str, Any] | None = None
-        for key, item in value.items():
-            if isinstance(item, str):
-                if len(item) < 8 or _keeps_verbatim(key):
-                    continue  # mask_secrets leaves anything shorter alone
-                new: Any = mask(item)
-                changed = new != item
-            elif isinstance(item, (dict, list)):
-                if isinstance(item, list) and _keeps_verbatim(key):
-                    continue
-                new, changed = _masked(item, mask)
-            else:
-                continue
-            if changed:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
-        return (out if out is not None else value), out is not None
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for at, item in enumerate(value):
-            if isinstance(item, str):
-                if len(item) < 8:
-                    continue
-                new = mask(item)
-                changed = new != item
-            elif isinstance(item, (dict, list)):
-                new, changed = _masked(item, mask)
-            else:
-                continue
-            if changed:
-                if items is None:
-                    items = list(value)
-                items[at] = new
-        return (items if items is not None else value), items is not None
-    return value, False
-
-
 def masked_line(raw: bytes, values: list[Any], mask: Callable[[str], str] | None) -> bytes:
     """One source line as it is kept: byte for byte unless masking changed something."""
     raw = raw.rstrip(b"\r\n")
@@ -148,7 +83,7 @@ def masked_line(raw: bytes, values: list[Any], mask: Callable[[str], str] | None
         return raw if masked == text else masked.encode()
     out, changed = [], False
     for value in values:
-        new, differs = _masked(value, mask)
+        new, differs = mask_json(value, mask)
         out.append(new)
         changed = changed or differs
     if not changed:

@@ -75,8 +75,17 @@ _ASSIGN = re.compile(
 )
 _PLACEHOLDER_START = ("$", "{", "<", "%", "*", "[", "(")
 _LINE_NUMBER = r"(?:[ \t]*\d+(?:\t|→))?"  # what ``cat -n`` and Claude Code's Read put first
-_ENV_HEAD = re.compile(_LINE_NUMBER + r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=")
-_YAML_HEAD = re.compile(_LINE_NUMBER + r"[ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+")
+_DIFF_MARK = r"[+-]?"  # a line a diff adds or removes (``git diff``, an edit's patch lines)
+_ENV_HEAD = re.compile(
+    _LINE_NUMBER + r"[ \t]*" + _DIFF_MARK + r"[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*="
+)
+# ``key: `` once, or nested on one line as a tool call's arguments are shown (``db: password: x``)
+_YAML_HEAD = re.compile(
+    _LINE_NUMBER
+    + r"[ \t]*"
+    + _DIFF_MARK
+    + r"[ \t]*(?:-[ \t]+)?(?:[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+){1,8}"
+)
 # Words that follow ``token:`` as a type or an empty YAML value, not as a secret.
 _TYPE_WORDS = frozenset(
     {
