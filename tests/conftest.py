@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import pwd
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clawback.core.home import Home
@@ -13,13 +17,57 @@ from clawback.core.home import Home
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _real_places() -> tuple[str, ...]:
+    """Where the person running the tests keeps what clawback reads and writes: their Claude
+    Code folder and settings, their clawback home, OpenClaw's agents. No test may touch them."""
+    homes = {os.path.expanduser("~"), pwd.getpwuid(os.getuid()).pw_dir}
+    names = (".claude", ".claude.json", ".clawback", ".openclaw")
+    places = {os.path.join(home, name) for home in homes for name in names}
+    for variable in ("CLAUDE_CONFIG_DIR", "CLAWBACK_HOME"):
+        if os.environ.get(variable):
+            places.add(os.path.abspath(os.path.expanduser(os.environ[variable])))
+    return tuple(sorted(places))
+
+
+REAL_PLACES = _real_places()
+#: What touched a real place during the current test: (audit event, path).
+TOUCHED: list[tuple[str, str]] = []
+_WATCHED = frozenset({"open", "os.listdir", "os.scandir", "os.mkdir", "os.rename", "os.remove",
+                      "os.rmdir", "os.chmod", "os.symlink", "os.link", "os.truncate",
+                      "os.utime", "shutil.rmtree", "shutil.copytree", "shutil.move"})  # fmt: skip
+
+
+def _is_real(path: object) -> str | None:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    elif isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str) or not path:
+        return None
+    full = os.path.abspath(path)
+    for place in REAL_PLACES:
+        if full == place or full.startswith(place + os.sep):
+            return full
+    return None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """Record every file opened, listed, made or removed in a real place (see
+    :func:`_real_places`); the test that did it fails (``_isolated_home``)."""
+    if event in _WATCHED and args and (path := _is_real(args[0])) is not None:
+        TOUCHED.append((event, path))
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """A strict editable install (``make install``) links each file, so a module added since
-    is not importable: say so once, not as a ModuleNotFoundError in whichever test meets it."""
+    is not importable: say so once, not as a ModuleNotFoundError in whichever test meets it.
+    Then the guard that fails any test touching the person's own Claude Code or clawback files
+    starts listening (an audit hook sees every open, listing and removal in this process)."""
     missing = modules_missing_from_the_install()
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         pytest.exit(f"not in clawback's editable install (run `make install`): {shown}", 4)
+    sys.addaudithook(_audit)
 
 
 def modules_missing_from_the_install() -> list[str]:
@@ -56,15 +104,26 @@ def shared_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Every test runs against a throwaway home; nothing touches a real ~/.clawback. No test
-    starts a warm process unless it asks for one (``CLAWBACK_WARM``): a hybrid search would
-    otherwise leave one running for ``hooks.warm_minutes``."""
+) -> Iterator[Path]:
+    """Every test runs against throwaway homes: clawback's (``CLAWBACK_HOME``) and the user's
+    (``HOME``, so ``~/.claude/projects``, ``~/.claude.json`` and ``~/.openclaw`` are empty
+    folders of the test's own; ``CLAUDE_CONFIG_DIR`` unset). A test that still opens, lists or
+    writes anything in the real ones fails, naming the path. No test starts a warm process
+    unless it asks for one (``CLAWBACK_WARM``): a hybrid search would otherwise leave one
+    running for ``hooks.warm_minutes``."""
     home = tmp_path_factory.mktemp("home")
+    user = tmp_path_factory.mktemp("user-home")
     monkeypatch.setenv("CLAWBACK_HOME", str(home))
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("CLAWBACK_WARM", "0")
     monkeypatch.delenv("CLAWBACK_CLAUDE", raising=False)
-    return home
+    TOUCHED.clear()
+    yield home
+    touched, TOUCHED[:] = sorted(set(TOUCHED)), []
+    if touched:
+        shown = "; ".join(f"{event} {path}" for event, path in touched[:5])
+        pytest.fail(f"the test touched the real home's files: {shown}", pytrace=False)
 
 
 @pytest.fixture
