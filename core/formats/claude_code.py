@@ -27,24 +27,50 @@ from clawback.core.formats.rendering import (
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 
 # Line types Claude Code writes that hold no conversation: known, parsed to nothing.
+# Line types that hold no conversation: state Claude Code records for itself. Together with the
+# handled ones below these are every type Claude Code 2.1.328 writes (its transcript writer's
+# table of 47), so none of them is reported as unknown.
 IGNORED_TYPES = frozenset(
     {
         "file-history-snapshot",
+        "file-history-delta",
         "progress",
         "last-prompt",
         "permission-mode",
         "mode",
+        "memory-mode",
         "atis-latch",
+        "isolation-latch",
         "api-request",
         "api-request-shape",
         "api-request-blob",
+        "api-request-resumed",
         "cost-state",
         "agent-name",
+        "agent-color",
+        "agent-setting",
         "worktree-state",
         "pr-link",
         "frame-link",
         "bridge-session",
         "relocated",
+        "tools-used",
+        "tag",
+        "session-owner",
+        "dev-mods",
+        "history-suppression",
+        "attribution-snapshot",
+        "artifact-autoreact-ledger",
+        "artifact-comment-monitor",
+        "content-replacement",
+        "continued-in",
+        "derived-from",
+        "fork-context-ref",
+        "observer-ref",
+        "resume-head-vouch",
+        "ended-by-model",
+        "data-flow-records",
+        "data-flow-incomplete",
     }
 )
 
