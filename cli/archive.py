@@ -5,6 +5,7 @@ Each opens the home, does one job and prints: rich text for people, ``--json`` f
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -196,12 +197,12 @@ def sessions(
     prefixes = unique_prefixes(open_home(ctx).db, [row.id for row in rows])
     width = max(len(prefix) for prefix in prefixes)
     # The project column names what --project matches: the working folder's own name.
-    named = [_cut(row.project or "-", 16) for row in rows]
+    named = [_cut(_one_line(row.project) or "-", 16) for row in rows]
     project_width = max(len(name) for name in named)
     for row, prefix, project_shown in zip(rows, prefixes, named, strict=True):
         when = (row.updated_at or "")[:16].replace("T", " ")
         missing = " [yellow](source deleted)[/]" if row.source_missing else ""
-        title = " ".join(row.title.split())[:80]
+        title = _one_line(row.title)[:80]
         out.print(
             f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{row.source:11}[/] "
             f"[cyan]{escape(project_shown):{project_width}}[/] "
@@ -209,6 +210,15 @@ def sessions(
         )
     if deleted and any(row.source == Source.CLAUDE_CODE.value for row in rows):
         err.print("Write a Claude Code session back with `clawback restore ID`.")
+
+
+def _one_line(text: str | None) -> str:
+    """A table cell: a folder or title may hold newlines or terminal escapes (any name a
+    file system allows), which would break the row or reach the terminal as codes."""
+    return " ".join(_CONTROL.sub("?", text or "").split())
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _cut(text: str, width: int) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, fail, out
+from clawback.core.archive.restore import NotIndexed
 from clawback.core.archive.resume import FolderGone, ResumePlan, claude_executable, plan_resume
 from clawback.core.archive.sessions import resolve_session, unique_prefixes
 
@@ -81,7 +82,11 @@ def restore(ctx: click.Context, session: str, to: Path | None, force: bool) -> N
     home = open_home(ctx)
     found = resolve_session(home.db, session)
     [shown] = unique_prefixes(home.db, [found.id])
-    written = home.restore(found, to, force=force)
+    try:
+        written = home.restore(found, to, force=force)
+        unindexed = None
+    except NotIndexed as exc:
+        written, unindexed = exc.written, exc
     for done in written:
         out.print(f"wrote {escape(str(done.path))} ({done.lines} lines)")
         if done.backup:
@@ -92,5 +97,7 @@ def restore(ctx: click.Context, session: str, to: Path | None, force: bool) -> N
         "Secrets were masked in this copy (as in clawback's index), so a key or password the"
         " session held reads \\[masked] in it."
     )
+    if unindexed is not None:
+        click.echo(click.style("warning:", fg="yellow") + " " + str(unindexed), err=True)
     if to is None:
         out.print(f"Continue it with: clawback resume {escape(shown)}")

@@ -146,6 +146,12 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
             f"{folder or name} is read-only: clawback can search and show what is indexed, but"
             " ingesting, chatting and embedding need a home it can write to."
         )
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM):
+        return (
+            f"{folder or name} cannot be written by you ({exc.strerror}): clawback can search and"
+            " show what is indexed, but ingesting, chatting and embedding need a home it can"
+            " write to."
+        )
     if isinstance(exc, OSError):
         return f"{name}: {exc.strerror or exc}"
     return f"database {name}: {text}"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 from clawback.core.archive.kept import KeptCopies
-from clawback.core.archive.restore import Restored, restore_session
+from clawback.core.archive.restore import NotIndexed, Restored, restore_session
 from clawback.core.archive.sessions import SessionSummary
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect
@@ -191,7 +191,11 @@ class Home:
             force=force,
             copy=to is not None,
         )
-        self.ingest_changed({done.path for done in written})
+        try:
+            self.ingest_changed({done.path for done in written})
+        except (OSError, sqlite3.Error) as exc:  # a home it cannot write to: the files are back
+            where = Path(exc.filename) if isinstance(exc, OSError) and exc.filename else None
+            raise NotIndexed(written, explain(exc, where or self.paths.database)) from None
         return written
 
     def watch_folders(self) -> list[Path]:

@@ -9,10 +9,12 @@ Claude Code deleted is offered a restore first; one whose folder is gone, the ap
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clawback.core.archive.restore import NotIndexed
 from clawback.core.archive.resume import FolderGone, ResumePlan, TranscriptGone
 from clawback.core.errors import ClawbackError
 from textual.app import SuspendNotSupported
@@ -37,10 +39,23 @@ async def _resume(app: ClawbackApp, session_id: str) -> None:
     plan = await _plan(app, session_id)
     if plan is None:
         return
+    # Everything that can fail is checked before the terminal is handed over: a failure inside
+    # ``suspend()`` left the screen blank and the app deaf to every key (issue 31).
+    claude = await asyncio.to_thread(shutil.which, plan.argv[0])
+    if claude is None:
+        app.notify(
+            f"{plan.argv[0]}: Claude Code is not installed or not on PATH (install it, or set"
+            " chat.claude_command / $CLAWBACK_CLAUDE)",
+            severity="error",
+        )
+        return
+    if not await asyncio.to_thread(plan.cwd.is_dir):
+        app.notify(f"Cannot run Claude Code in {plan.cwd}: the folder is gone", severity="error")
+        return
     try:
         with app.suspend():
             # The app is not drawing or reading keys until this returns: blocking is the point.
-            subprocess.run(plan.argv, cwd=plan.cwd, check=False)
+            subprocess.run([claude, *plan.argv[1:]], cwd=plan.cwd, check=False)
     except SuspendNotSupported:
         app.notify(
             f"This terminal cannot hand over to Claude Code; run `clawback resume {session_id}`",
@@ -72,6 +87,9 @@ async def _plan(app: ClawbackApp, session_id: str) -> ResumePlan | None:
             return None
         try:
             written = await asyncio.to_thread(store.restore, session_id)
+        except NotIndexed as exc:  # written back; only the index could not take it in
+            app.notify(str(exc), severity="warning", timeout=10)
+            written = exc.written
         except ClawbackError as exc:
             app.notify(str(exc), severity="error")
             return None

@@ -12,7 +12,7 @@ as a backup, and says where.
 from __future__ import annotations
 
 import os
-import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -24,11 +24,23 @@ from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
 from clawback.core.records import Source
 from clawback.core.safefiles import set_aside
 
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
-
 
 class RestoreError(ClawbackError):
     """A session that cannot be written back as asked."""
+
+
+class NotIndexed(RestoreError):
+    """The session is written back, but the index could not take it in (a home clawback cannot
+    write to): :attr:`written` says what was written, the message why the index was not."""
+
+    exit_code = 0
+
+    def __init__(self, written: list[Restored], reason: str) -> None:
+        super().__init__(
+            f"the transcript is back, but clawback's index was not updated: {reason}"
+            " (`clawback sessions --deleted` lists the session until an ingest can write)"
+        )
+        self.written = written
 
 
 @dataclass(frozen=True)
@@ -50,9 +62,42 @@ class Restored:
     also: list[Path] = field(default_factory=list)  # the same file, still where it was read
 
 
+#: Claude Code keeps a project folder's name to this many characters, then adds a hash.
+_FOLDER_NAME_MAX = 200
+
+
 def project_folder(cwd: str) -> str:
-    """The folder Claude Code keeps a working folder's sessions in (``/a/b`` -> ``-a-b``)."""
-    return _NOT_ALNUM.sub("-", cwd)
+    """The folder Claude Code keeps a working folder's sessions in (``/a/b`` -> ``-a-b``).
+
+    As Claude Code does it (2.1.328): every UTF-16 code unit other than an ASCII letter or
+    digit becomes ``-`` (so a character beyond U+FFFF, an emoji, becomes two); a name longer
+    than 200 is cut there and ends with ``-`` and the base-36 of the absolute value of the
+    path's 32-bit string hash (Java's ``s[0]*31^(n-1) + ...``, as JavaScript computes it), so
+    a working folder deeper than a file name may be still has one.
+    """
+    units = [unit for (unit,) in struct.iter_unpack("<H", cwd.encode("utf-16-le", "surrogatepass"))]
+    name = "".join(chr(unit) if unit < 128 and chr(unit).isalnum() else "-" for unit in units)
+    if len(name) <= _FOLDER_NAME_MAX:
+        return name
+    return f"{name[:_FOLDER_NAME_MAX]}-{_base36(abs(_string_hash(units)))}"
+
+
+def _string_hash(units: list[int]) -> int:
+    """JavaScript's ``h = (h << 5) - h + charCodeAt(i) | 0`` over the UTF-16 code units."""
+    value = 0
+    for unit in units:
+        value = (value * 31 + unit) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, digit = divmod(number, 36)
+        out = digits[digit] + out
+        if not number:
+            return out
 
 
 def session_files(db: sqlite_utils.Database, session_id: str) -> list[SessionFile]:

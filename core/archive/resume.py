@@ -10,6 +10,7 @@ apply, as if they had typed ``claude --resume <id>`` themselves.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,13 @@ class TranscriptGone(ResumeRefused):
     """Claude Code deleted the transcript; ``clawback restore`` can write it back."""
 
 
+#: How Claude Code names its sessions; ``claude --resume`` reads anything else as an option (an
+#: id starting with ``--``) or as a session title to look for, which may be another session.
+_SESSION_ID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
 @dataclass(frozen=True)
 class ResumePlan:
     argv: list[str]
@@ -56,7 +64,7 @@ def plan_resume(
     here: Path | None = None,
     shown_as: str | None = None,
 ) -> ResumePlan:
-    """``claude --resume <id>`` in the session's working folder, or :class:`ResumeRefused`.
+    """``claude --resume=<id>`` in the session's working folder, or :class:`ResumeRefused`.
 
     ``here`` runs it from that folder instead (when the session's own is gone); ``shown_as`` is
     how to name the session in a message (an id prefix), the full id otherwise.
@@ -79,7 +87,13 @@ def plan_resume(
             f" cleanupPeriodDays): `clawback restore {name}` writes it back from clawback's copy,"
             " then resume it"
         )
-    argv = [claude, "--resume", session.id]
+    if not _SESSION_ID.fullmatch(session.id):
+        raise ResumeRefused(
+            f"session {name} has no Claude Code session id (its transcript named it"
+            f" {session.id[:40]!r}, where Claude Code writes a UUID), so `claude --resume` cannot"
+            " find it: `clawback show` prints it whole"
+        )
+    argv = [claude, f"--resume={session.id}"]  # one word: never read as an option of its own
     if here is not None:
         return ResumePlan(argv, here, session.id)
     if not session.cwd:

@@ -14,6 +14,7 @@ import pytest
 from clawback.core.archive.restore import RestoreError, project_folder, session_files
 from clawback.core.archive.sessions import list_sessions, resolve_session
 from clawback.core.home import Home
+from clawback.core.records import Source
 
 from tests.helpers import cc_user, write_lines
 
@@ -152,3 +153,23 @@ def test_a_kept_copy_that_is_not_a_file_is_refused_at_once(
         home.restore(resolve_session(home.db, SESSION))
     assert time.monotonic() - started < 5
     assert not deleted.exists()
+
+
+def test_a_working_folder_longer_than_a_file_name_is_shortened_as_claude_code_does(
+    home: Home, cc_root: Path, tmp_path: Path
+) -> None:
+    """Issue 31 item 17: restore failed with "File name too long". Claude Code (2.1.328) cuts
+    the folder name at 200 and adds the base-36 of its string hash (checked against the real
+    CLI in tests/integration/test_project_folder_real_claude.py)."""
+    cwd = "/home/u/" + "/".join(["a folder with a long name, " * 3] * 4)
+    three = "a-folder-with-a-long-name--" * 3
+    assert project_folder(cwd) == f"-home-u-{three}-{three}-a-folder-with-a-long-name--a-1c2jjg"
+    assert project_folder("/home/u/emoji-🦘") == "-home-u-emoji---"  # two UTF-16 units, two "-"
+    backup = tmp_path / "backup"
+    line = cc_user(SESSION, "u1", "deep in the folders")
+    line["cwd"] = cwd
+    write_lines(backup / f"{SESSION}.jsonl", [line])
+    home.ingest_paths([backup], Source.CLAUDE_CODE)
+    [done] = home.restore(resolve_session(home.db, SESSION), cc_root)  # a copy, to a folder named
+    assert done.path == cc_root / project_folder(cwd) / f"{SESSION}.jsonl"
+    assert len(done.path.parent.name) == 207 and done.path.is_file()

@@ -85,7 +85,7 @@ def test_resume_runs_claude_resume_in_the_sessions_folder(world: dict[str, Path]
     result = resume(world, SID[:8])
     assert result.returncode == 0, result.stderr
     [call] = calls(world)
-    assert call["argv"] == ["--resume", SID]
+    assert call["argv"] == [f"--resume={SID}"]
     assert call["cwd"] == str(world["project"])
     assert call["pid"] != os.getpid()
 
@@ -102,7 +102,7 @@ def test_resume_from_here_when_the_folder_is_gone(world: dict[str, Path], tmp_pa
     result = resume(world, SID[:8], "--here", cwd=elsewhere)
     assert result.returncode == 0, result.stderr
     [call] = calls(world)
-    assert call["argv"] == ["--resume", SID] and call["cwd"] == str(elsewhere)
+    assert call["argv"] == [f"--resume={SID}"] and call["cwd"] == str(elsewhere)
 
 
 def test_resume_when_claude_is_missing(world: dict[str, Path], tmp_path: Path) -> None:
@@ -213,4 +213,73 @@ def test_on_a_terminal_resume_offers_the_current_folder(
         proc.kill()
         os.close(leader)
     [call] = calls(world)
-    assert call["argv"] == ["--resume", SID] and call["cwd"] == str(here)
+    assert call["argv"] == [f"--resume={SID}"] and call["cwd"] == str(here)
+
+
+@pytest.mark.parametrize("bad_id", ["--dangerously-skip-permissions", "my session title"])
+def test_a_session_id_never_reaches_claude_as_an_option(
+    world: dict[str, Path], bad_id: str
+) -> None:
+    """Issue 31 item 11: a transcript's sessionId ``--dangerously-skip-permissions`` became
+    ``claude --resume --dangerously-skip-permissions``. Only Claude Code's own ids (UUIDs) are
+    resumed, and always as one word, ``--resume=<id>``; anything else would be read as an
+    option, or as a session title naming some other session."""
+    folder = world["transcript"].parent
+    line = cc_user(bad_id, "x1", "a session with a hostile id")
+    line["cwd"] = str(world["project"])
+    write_lines(folder / "hostile.jsonl", [line])
+    assert run("ingest", home=world["home"]).returncode == 0
+    refused = resume(world, "--", bad_id)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "has no Claude Code session id" in refused.stderr
+    assert calls(world) == []
+
+
+def test_a_newline_in_a_working_folder_keeps_the_sessions_table_one_row_each(
+    world: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 31 item 17: a folder named with a newline (any name a file system allows) broke
+    the row in two, and an escape code in one reached the terminal."""
+    odd = "/home/u/two\nlines \x1b[31mred"
+    line = cc_user("8d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a", "n1", "a session in an odd folder")
+    line["cwd"] = odd
+    write_lines(world["transcript"].parent.parent / "-home-u-two-lines" / "odd.jsonl", [line])
+    assert run("ingest", home=world["home"]).returncode == 0
+    shown = run("sessions", home=world["home"]).stdout
+    rows = shown.splitlines()
+    assert len(rows) == 2, shown  # the world's session and this one
+    assert "\x1b" not in shown and any("lines ?[31mred"[:8] in row for row in rows)
+
+
+def test_restore_in_a_home_clawback_cannot_write_says_so_in_words(
+    world: dict[str, Path],
+) -> None:
+    """Issue 31 item 17: it said only ``ingest.lock: Permission denied`` (a home the user
+    cannot write) or that the home is read-only, and exited 1, though the transcript was back."""
+    from ..home.test_damage import _in_private_mounts
+
+    world["transcript"].unlink()
+    assert run("ingest", home=world["home"]).returncode == 0
+    home, user, out = world["home"], world["user"], world["home"].parent
+    done = _in_private_mounts(
+        f"mount --bind {home} {home}; mount -o remount,ro,bind {home}\n"
+        f"HOME={user} CLAWBACK_HOME={home} {CLAWBACK} restore {SID[:8]}"
+        f" > {out}/restore.out 2> {out}/restore.err; echo $? > {out}/restore.rc\n"
+    )
+    assert done.returncode == 0, done.stderr
+    said = (out / "restore.err").read_text()
+    assert (out / "restore.rc").read_text().strip() == "0", said
+    assert f"wrote {world['transcript']}" in (out / "restore.out").read_text()
+    warning = [line for line in said.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "the transcript is back" in warning[0]
+    assert f"{home} is read-only" in warning[0] and "Permission denied" not in said
+    assert world["transcript"].is_file()
+
+
+def test_permission_denied_is_said_in_words() -> None:
+    import errno
+
+    from clawback.core.faults import explain
+
+    said = explain(PermissionError(errno.EACCES, "Permission denied"), Path("/h/cb/ingest.lock"))
+    assert said.startswith("/h/cb cannot be written by you (Permission denied)")

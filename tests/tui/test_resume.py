@@ -101,7 +101,7 @@ async def test_the_key_on_a_session_suspends_runs_claude_and_comes_back(
         await pilot.press("ctrl+r")
         await settle(pilot)
         [call] = calls(world.log)
-        assert call["argv"] == ["--resume", SID]
+        assert call["argv"] == [f"--resume={SID}"]
         assert call["cwd"] == str(world.project)
         assert suspended == ["suspend", "resume"]
         # Back where it was.
@@ -123,7 +123,7 @@ async def test_the_key_on_a_search_hit_resumes_its_session(
         await pilot.press("ctrl+r")  # from the search box, on the highlighted hit
         await settle(pilot)
         [call] = calls(world.log)
-        assert call["argv"] == ["--resume", SID] and call["cwd"] == str(world.project)
+        assert call["argv"] == [f"--resume={SID}"] and call["cwd"] == str(world.project)
         assert suspended == ["suspend", "resume"]
         assert isinstance(app.focused, Input) and app.focused.value == "pelican"
 
@@ -147,7 +147,7 @@ async def test_on_a_deleted_session_the_key_offers_restore_then_resumes(
         await settle(pilot)
         assert transcript.read_bytes() == original
         [call] = calls(world.log)
-        assert call["argv"] == ["--resume", SID]
+        assert call["argv"] == [f"--resume={SID}"]
         assert suspended == ["suspend", "resume"]
 
 
@@ -162,3 +162,23 @@ async def test_without_a_terminal_to_hand_over_it_says_what_to_run(
         [note] = [n.message for n in app._notifications]
         assert f"clawback resume {SID}" in note
         assert not calls(world.log)
+
+
+async def test_without_claude_the_key_says_so_and_never_hands_the_terminal_over(
+    world: World, suspended: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 31 item 16: on a real terminal the app hung for good (blank screen, Ctrl+Q
+    ignored): running a missing ``claude`` failed inside ``suspend()``. It is checked first."""
+    monkeypatch.setenv("CLAWBACK_CLAUDE", str(tmp_path / "no-such-claude"))
+    app: ClawbackApp = make_app(world.home, watch=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await on_first_session(app, pilot)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        assert suspended == []  # the terminal stayed the app's
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert errors and "Claude Code is not installed or not on PATH" in errors[-1]
+        await pilot.press("ctrl+f")  # and it still answers keys
+        await settle(pilot)
+        assert app.focused is app.query_one("#search-input", Input)
+    assert calls(world.log) == []
