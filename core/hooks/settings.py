@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.errors import ClawbackError
-from clawback.core.jsonedit import JsonDocument, JsonEditError, Node
+from clawback.core.jsonedit import MAX_DEPTH, JsonDocument, JsonEditError, Node
 from clawback.core.paths import PRIVATE_FILE
 from clawback.core.safefiles import (
     FileRefused,
@@ -260,21 +260,18 @@ def remove_hooks(
     return doc.render()
 
 
-def installed_events(text: str, *, where: str = "settings") -> dict[str, str]:
-    """Claude Code event -> clawback's command registered for it."""
-    doc = _document(text, where)
-    table = doc.root.member("hooks")
+def installed_events(settings: dict[str, Any]) -> dict[str, str]:
+    """Claude Code event -> clawback's command registered for it, in parsed settings."""
+    table = settings.get("hooks")
     found: dict[str, str] = {}
-    if table is None or table.kind != "object":
+    if not isinstance(table, dict):
         return found
-    for event, groups in zip(table.keys, table.items, strict=True):
-        if groups.kind != "array":
-            continue
-        for _, hooks in _hook_lists(doc, groups):
-            for hook in hooks.items:
-                value = doc.value(hook)
-                if is_ours(value, event):
-                    found[event] = value["command"]
+    for event, groups in table.items():
+        for group in groups if isinstance(groups, list) else []:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                if is_ours(hook, event):
+                    found[event] = hook["command"]
     return found
 
 
@@ -291,7 +288,7 @@ def command_home(command: str, event: str) -> str | None:
 _BOM = "\ufeff"
 
 
-def read_settings(path: Path) -> str:
+def read_settings_text(path: Path) -> str:
     """The text of the settings file at ``path`` (``""`` when there is none), read as a
     regular file of at most :data:`MAX_SETTINGS_BYTES`; one clear error otherwise."""
     try:
@@ -304,6 +301,44 @@ def read_settings(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise SettingsError(f"{path}: not UTF-8 text; clawback left it unchanged") from None
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings in ``path`` as values (``{}`` when there is no file), for what only reads
+    them (``hooks status``, the plugin's checks, every hook): Python's own decoder, bounded as
+    the editor is, so a file the editor refuses is refused here too, in the same words."""
+    _, body = _body(read_settings_text(path))
+    try:
+        data = json.loads(body, parse_constant=_not_json)
+    except RecursionError:
+        data = None
+    except ValueError as exc:
+        raise SettingsError(
+            f"{path}: not valid JSON ({exc}); clawback left it unchanged: fix it, then run this"
+            " again"
+        ) from None
+    if data is None or _deeper_than(data, MAX_DEPTH):
+        raise SettingsError(f"{path}: nested more than {MAX_DEPTH} levels deep; left alone")
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: not a JSON object; clawback left it unchanged")
+    return data
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend(
+                (x, depth + 1) for x in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
 
 
 def _body(text: str) -> tuple[str, str]:
@@ -359,7 +394,7 @@ def install(path: Path, commands: dict[str, str], *, record: Path | None = None)
     ``record`` (a file in the clawback home) remembers what the install created whole, so an
     uninstall takes away exactly that and leaves what the person had, even an empty table.
     """
-    before = read_settings(path)
+    before = read_settings_text(path)
     head, body = _body(before)
     merged = merge_hooks(body, commands, where=str(path))
     if merged.text == body:
@@ -377,7 +412,7 @@ def install(path: Path, commands: dict[str, str], *, record: Path | None = None)
 def uninstall(path: Path, *, record: Path | None = None) -> Written:
     """Take clawback's hooks out of the settings file at ``path`` (see :func:`remove_hooks`):
     of what the install created, as ``record`` remembers it, nothing is left behind."""
-    before = read_settings(path)
+    before = read_settings_text(path)
     if not before.strip():
         return Written(path, None, False)
     made = read_created(record) if record is not None else {}
@@ -393,8 +428,7 @@ def uninstall(path: Path, *, record: Path | None = None) -> Written:
 
 def installed(path: Path) -> dict[str, str]:
     """Claude Code event -> clawback's command in the settings file at ``path``."""
-    _, body = _body(read_settings(path))
-    return installed_events(body, where=str(path))
+    return installed_events(read_settings(path))
 
 
 # ------------------------------------------------------------------------------ what was made

@@ -113,7 +113,7 @@ def test_hand_written_entries_for_two_homes_are_left_as_they_are() -> None:
     assert data["hooks"]["Stop"][0] == json.loads(theirs)["hooks"]["Stop"][0]
     assert data["hooks"]["Stop"][1] == {"hooks": [{"type": "command",
                                                    "command": COMMANDS["Stop"], "timeout": 30}]}  # fmt: skip
-    assert installed_events(merged.text) == COMMANDS
+    assert installed_events(json.loads(merged.text)) == COMMANDS
     assert remove_hooks(merged.text, created=merged.created) == theirs
     assert remove_hooks(theirs) == theirs  # nothing of theirs is clawback's to remove
 
@@ -126,7 +126,7 @@ def test_an_old_install_is_upgraded_in_place_and_uninstalled_cleanly() -> None:
                   for event in EVENTS},
     })  # fmt: skip
     merged = merge_hooks(theirs_then_old, COMMANDS)
-    assert installed_events(merged.text) == COMMANDS
+    assert installed_events(json.loads(merged.text)) == COMMANDS
     assert all(len(groups) == 2 for groups in json.loads(merged.text)["hooks"].values())
     assert merge_hooks(merged.text, COMMANDS).text == merged.text
     # Nothing tells what the old install created, so what the removal empties goes (as before).
@@ -142,7 +142,7 @@ def test_a_reinstall_updates_the_command_in_place_and_drops_a_second_copy() -> N
     doubled = json.loads(old.text)
     doubled["hooks"]["Stop"].append(doubled["hooks"]["Stop"][0])
     new = merge_hooks(pretty(doubled), COMMANDS)
-    assert installed_events(new.text) == COMMANDS
+    assert installed_events(json.loads(new.text)) == COMMANDS
     assert all(len(groups) == 1 for groups in json.loads(new.text)["hooks"].values())
     assert not new.fresh and new.created == frozenset()
 
@@ -162,7 +162,7 @@ def test_a_reinstall_updates_the_command_in_place_and_drops_a_second_copy() -> N
 )
 def test_install_then_uninstall_gives_back_every_byte(text: str) -> None:
     merged = merge_hooks(text, COMMANDS)
-    assert installed_events(merged.text) == COMMANDS
+    assert installed_events(json.loads(merged.text)) == COMMANDS
     assert merge_hooks(merged.text, COMMANDS).text == merged.text  # installing twice adds nothing
     assert remove_hooks(merged.text, created=merged.created) == text
 
@@ -260,7 +260,7 @@ settings_texts = st.tuples(settings_values, st.sampled_from([None, 2, 4, "\t"]))
 @given(settings_texts)
 def test_install_uninstall_round_trips(original: str) -> None:
     merged = merge_hooks(original, COMMANDS)
-    assert installed_events(merged.text) == COMMANDS
+    assert installed_events(json.loads(merged.text)) == COMMANDS
     assert merge_hooks(merged.text, COMMANDS).text == merged.text  # idempotent
     assert remove_hooks(merged.text, created=merged.created) == original  # byte for byte
     # every hook that was not clawback's is still there, in order, first
