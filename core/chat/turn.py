@@ -37,7 +37,7 @@ from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
-from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
+from clawback.core.claude.errors import ClaudeCancelled, ClaudeError, ClaudeGone
 from clawback.core.claude.events import (
     ApiRetry,
     AssistantMessage,
@@ -292,7 +292,11 @@ class ChatTurn:
             if self._cancel_requested:
                 raise ClaudeCancelled()
             result = None
-            events = self._run_claude(prompt, plan.model, session, conversation)
+
+            def fresh() -> AssembledPrompt:
+                return self._assemble(session, skipped, user_text, plan.model, live=False)[0]
+
+            events = self._run_claude(prompt, plan.model, session, conversation, fresh)
             async for event in events:
                 if isinstance(event, Result):
                     result = event
@@ -346,13 +350,19 @@ class ChatTurn:
         yield TurnFinished(outcome)
 
     def _assemble(
-        self, session: ChatSession, skipped: list[str], text: str, model: str | None
+        self,
+        session: ChatSession,
+        skipped: list[str],
+        text: str,
+        model: str | None,
+        *,
+        live: bool = True,
     ) -> tuple[AssembledPrompt, LiveConversation | None]:
-        """The prompt, and the live process that holds the conversation before it (if any:
-        then only the new turn is sent)."""
+        """The prompt, and the live process that holds the conversation before it (if any,
+        and ``live``: then only the new turn is sent)."""
         engine = self.engine
         history = engine.history(session, skip_ids=skipped)
-        conversation = engine.conversation(session, history, model)
+        conversation = engine.conversation(session, history, model) if live else None
         prompt = engine.assemble(
             session, history, text, message_id=skipped[0], continues=conversation is not None
         )
@@ -372,10 +382,12 @@ class ChatTurn:
         model: str | None,
         session: ChatSession,
         conversation: LiveConversation | None,
+        fresh: Callable[[], AssembledPrompt],
     ) -> AsyncIterator[Any]:
         """Run claude in a task of its own (so :meth:`cancel` can stop just it) and relay: the
         live process that holds the conversation, else a fresh one (a host with live
-        conversations), else a one-shot ``claude -p``."""
+        conversations), else a one-shot ``claude -p``. ``fresh`` is the whole prompt, for when
+        the live process turns out to have ended before it read the turn."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         done = object()
         engine = self.engine
@@ -389,19 +401,30 @@ class ChatTurn:
                 tools=engine.memory_tools(),
             )
 
-        async def live_turn() -> AsyncGenerator[Any, None]:
-            found = conversation
-            if found is None:
-                assert live is not None
-                held = History(prompt.summary, prompt.messages)
-                found = await live.start(session.id, session.key, engine.process_spec(model), held)
-                self._fed = [m.id for m in prompt.messages]
-            else:
-                self._fed = list(found.seen)
+        async def turn_of(found: LiveConversation, sent: str) -> AsyncGenerator[Any, None]:
             self._conversation = found
-            async with contextlib.aclosing(found.process.turn(prompt.prompt)) as events:
+            async with contextlib.aclosing(found.process.turn(sent)) as events:
                 async for event in events:
                     yield event
+
+        async def live_turn() -> AsyncGenerator[Any, None]:
+            sent = prompt
+            if conversation is not None:
+                self._fed = list(conversation.seen)
+                try:
+                    async for event in turn_of(conversation, sent.prompt):
+                        yield event
+                    return
+                except ClaudeGone:  # it had ended before it read the turn: nothing was sent
+                    sent = fresh()
+                    if self.outcome is not None:
+                        self.outcome.prompt = sent
+            assert live is not None
+            held = History(sent.summary, sent.messages)
+            started = await live.start(session.id, session.key, engine.process_spec(model), held)
+            self._fed = [m.id for m in sent.messages]
+            async for event in turn_of(started, sent.prompt):
+                yield event
 
         async def pump() -> None:
             try:

@@ -24,6 +24,7 @@ __all__ = [
     "ClaudeBadOutput",
     "ClaudeCancelled",
     "ClaudeError",
+    "ClaudeGone",
     "ClaudeKilled",
     "ClaudeNotFound",
     "ClaudeNotLoggedIn",
@@ -164,6 +165,11 @@ class ClaudeKilled(ClaudeError):
         super().__init__(
             f"claude {how} before it finished the reply{said}", partial_text=partial_text
         )
+
+
+class ClaudeGone(ClaudeKilled):
+    """A live process had ended before it read anything of the turn: nothing was sent, so the
+    turn may go to a fresh process instead."""
 
 
 class ClaudeTimeout(ClaudeError):

@@ -31,6 +31,7 @@ from clawback.core.claude.errors import (
     ClaudeBadOutput,
     ClaudeCancelled,
     ClaudeError,
+    ClaudeGone,
     ClaudeKilled,
     ClaudeTimeout,
     error_for_result,
@@ -210,6 +211,7 @@ class LiveClaude:
         except LineTooLong as exc:
             self._lines.put_nowait(exc)
         finally:
+            self._eof = True  # stdout ended: the process is gone (or going), between turns too
             self._lines.put_nowait(_EOF)
 
     # -- a turn ---------------------------------------------------------------------------------
@@ -225,7 +227,7 @@ class LiveClaude:
         if self._busy:
             raise RuntimeError("a LiveClaude runs one turn at a time")
         if not self.alive:
-            raise ClaudeKilled(self._returncode(), await self._stderr_tail())
+            raise ClaudeGone(self._returncode(), await self._stderr_tail())
         self._busy = True
         streamed: list[str] = []
         settled = False
@@ -256,6 +258,7 @@ class LiveClaude:
         saw_delta = False
         first_garbage: str | None = None
         garbage = 0
+        heard = False  # a line of this turn came: the process had read it
         while True:
             try:
                 async with asyncio.timeout_at(deadline):
@@ -267,8 +270,10 @@ class LiveClaude:
                 partial = "".join(streamed)
                 if first_garbage is not None:
                     raise ClaudeBadOutput(first_garbage, partial_text=partial)
-                raise ClaudeKilled(await self._exit_status(), await self._stderr_tail(),
-                                   partial_text=partial)  # fmt: skip
+                ended = ClaudeKilled if heard else ClaudeGone
+                raise ended(await self._exit_status(), await self._stderr_tail(),
+                            partial_text=partial)  # fmt: skip
+            heard = True
             if isinstance(item, LineTooLong):
                 shown = item.start.decode("utf-8", errors="replace")
                 raise ClaudeBadOutput(
@@ -349,14 +354,14 @@ class LiveClaude:
     async def _write(self, obj: Mapping[str, object]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise ClaudeKilled(self._returncode(), await self._stderr_tail())
+            raise ClaudeGone(self._returncode(), await self._stderr_tail())
         line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
             proc.stdin.write(line.encode("utf-8"))
             await proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._eof = True
-            raise ClaudeKilled(await self._exit_status(), await self._stderr_tail()) from exc
+            raise ClaudeGone(await self._exit_status(), await self._stderr_tail()) from exc
 
     # -- what a dead process said ----------------------------------------------------------------
 

@@ -3,6 +3,9 @@ session fed turn by turn, and every way one ends, with the transcript the source
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, timedelta
@@ -133,6 +136,28 @@ async def test_a_killed_process_is_replaced_from_the_transcript_and_nothing_is_l
         "first question", "tell me everything", "go on"
     ]  # fmt: skip
     assert ("assistant", partial, True) in stored
+
+
+@pytest.mark.parametrize("noticed", [True, False])
+async def test_a_process_that_died_between_turns_is_replaced_without_a_failure(
+    engine: ChatEngine, fake_claude: FakeClaude, noticed: bool
+) -> None:
+    """Killed while idle: noticed before the next turn, or (``noticed`` false) only when that
+    turn finds its stdin gone; either way the turn goes to a fresh process, sent once."""
+    await run_turn(engine, "first question", key=KEY)
+    pid = fake_claude.last_call()["pid"]
+    os.kill(pid, signal.SIGKILL)
+    if noticed:
+        assert await wait_gone(pid)
+        await asyncio.sleep(0.2)  # the reader sees stdout end
+    outcome = await run_turn(engine, "second question", key=KEY)
+    assert not outcome.is_error and outcome.reply.endswith("second question\n</current-message>")
+    last = fake_claude.last_call()
+    assert last["pid"] != pid and last["turn"] == 1
+    assert "first question" in last["stdin"] and last["stdin"].count("second question") == 1
+    assert [m[1] for m in messages(outcome.session) if m[0] == "user"] == [
+        "first question", "second question"
+    ]  # fmt: skip
 
 
 async def test_a_failed_turn_retried_is_stored_once_and_sent_once(
