@@ -238,7 +238,8 @@ class Home:
         return stats
 
     def chat_engine(self, **kwargs: Any) -> ChatEngine:
-        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz).
+        """The chat engine for this home (``kwargs``: runner, hooks, facts_provider, clock, tz,
+        ``live=True`` for a host that runs many turns: see :class:`ChatEngine`).
 
         Unless given, recall draws on the knowledge facts and the memory lifecycle (flush,
         compaction, fact extraction) runs in every turn.
@@ -310,6 +311,7 @@ class Home:
             history=engine.history,
             index=engine.index,
             workspace=Workspace(self.workspace),
+            live=engine.silent_turn if engine.live is not None else None,
         )
 
     def compactor(self, engine: ChatEngine) -> Compactor:

@@ -63,6 +63,20 @@ class Usage:
         """The size of the prompt: fresh input plus what was read from and written to the cache."""
         return self.input + self.cache_read + self.cache_write
 
+    @property
+    def cache_read_share(self) -> float:
+        """The share of the prompt read from the cache (0 to 1): what the cache saved."""
+        total = self.total_tokens
+        return self.cache_read / total if total else 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
     @classmethod
     def from_api(cls, raw: object) -> Usage:
         """Read the API's ``usage`` object (``input_tokens``, ``cache_read_input_tokens``, ...)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +21,8 @@ from typing import Any
 
 from clawback.core.chat.prompt import AssembledPrompt, History, assemble
 from clawback.core.chat.sessions import ChatSession, SessionStore
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude.events import Usage
+from clawback.core.claude.runner import ClaudeRunner, TurnResult
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import Workspace
@@ -36,6 +37,8 @@ __all__ = [
     "FlushPolicy",
     "FlushProposal",
     "MemoryFlush",
+    "SilentTurn",
+    "flush_turn_text",
     "is_no_reply",
 ]
 
@@ -56,6 +59,15 @@ out small talk, what only mattered for a moment, and secrets. Reply NO_REPLY if 
 be stored."""
 
 _NO_REPLY_LINE = re.compile(r"^[\s`'\"*_.:>-]*NO_REPLY\b", re.IGNORECASE)
+
+
+def flush_turn_text(system_prompt: str, prompt: str) -> str:
+    """The flush as a turn of the live conversation: the instructions a one-off flush passes
+    as its system prompt come first, marked as clawback's, not the user's."""
+    return (
+        "<memory-flush>\nThis turn comes from clawback, not from the user, and its reply is not"
+        f" shown to them. {system_prompt}\n\n{prompt}\n</memory-flush>"
+    )
 
 
 def is_no_reply(text: str) -> bool:
@@ -128,6 +140,8 @@ class FlushProposal:
     cost: float = 0.0
     heading: str = ""
     chat_session: bool = True  # False: a session clawback only reads (nothing to record)
+    usage: Usage | None = None  # the flush request's tokens (None: no claude call)
+    live: bool = False  # it was a silent turn of the session's live conversation
 
     @property
     def empty(self) -> bool:
@@ -162,6 +176,7 @@ class FlushProposal:
             "diff": self.diff,
             "created_at": self.created_at,
             "model": self.model,
+            "live": self.live,
         }
 
 
@@ -192,6 +207,10 @@ HistoryOf = Callable[[ChatSession], History]
 IndexPath = Callable[[Path], None]
 """Index a file now; never raises (``ChatEngine.index``: the next ingest catches up)."""
 
+SilentTurn = Callable[[ChatSession, str], Awaitable[TurnResult | None]]
+"""Run a text as a turn of the session's live conversation, storing nothing, or ``None`` when
+no live process holds the session (``ChatEngine.silent_turn``)."""
+
 
 class MemoryFlush:
     """Runs memory flushes for chat sessions: one ``claude`` turn per flush, notes appended to
@@ -199,7 +218,10 @@ class MemoryFlush:
 
     It gets what it uses, not the chat engine: the runner for the flush turn, the session
     store (to read and mark sessions, and its clock and time zone), the history callback that
-    gives a session's context, and the index callback for the file it wrote.
+    gives a session's context, and the index callback for the file it wrote. ``live`` (a host
+    with live conversations): the flush is first tried as a silent turn of the session's live
+    process, whose request reads the conversation from the prompt cache instead of sending it
+    again; its reply is never shown nor stored in the transcript.
     """
 
     def __init__(
@@ -214,7 +236,9 @@ class MemoryFlush:
         policy: FlushPolicy | None = None,
         system_prompt: str | None = None,
         prompt: str = FLUSH_PROMPT,
+        live: SilentTurn | None = None,
     ) -> None:
+        self.live = live
         self.runner = runner
         self.sessions = sessions
         self.chat = chat
@@ -245,12 +269,16 @@ class MemoryFlush:
         A session with nothing said yet proposes nothing without calling ``claude``. Errors are
         :class:`~clawback.core.claude.errors.ClaudeError`\\ s.
         """
+        ridden: TurnResult | None = None
+        if self.live is not None:
+            ridden = await self.live(session, flush_turn_text(self.system_prompt, self.prompt))
         return await self._propose(
             self.context(session),
             session_id=session.id,
             compaction_count=session.compaction_count,
             model=session.model_override or None,
             heading=lambda when, target: self._heading(session, when, target),
+            answered=ridden,
         )
 
     async def propose_archived(
@@ -290,13 +318,18 @@ class MemoryFlush:
         compaction_count: int,
         model: str | None,
         heading: Callable[[datetime, Path], str],
+        answered: TurnResult | None = None,
     ) -> FlushProposal:
-        notes, used, cost = "", None, 0.0
-        if prompt.messages or prompt.summary:
+        """``answered``: the live conversation already ran the flush turn; else, when there
+        is anything to flush, one ``claude -p`` call with the whole context does."""
+        notes, used, cost, usage = "", None, 0.0, None
+        result = answered
+        if result is None and (prompt.messages or prompt.summary):
             result = await self.runner.run(
                 prompt.prompt, system_prompt=self.system_prompt, model=model
             )
-            used, cost = result.model, result.cost
+        if result is not None:
+            used, cost, usage = result.model, result.cost, result.usage
             reply = result.reply or result.partial
             notes = "" if is_no_reply(reply) else reply
         now = self.sessions.clock()
@@ -316,6 +349,8 @@ class MemoryFlush:
             model=used,
             cost=cost,
             heading=heading(local, path),
+            usage=usage,
+            live=answered is not None,
         )
         return blank.with_notes(notes, current=self._read(name))  # masked, block and diff built
 

@@ -184,9 +184,13 @@ class MemoryLifecycleHooks(ThresholdHooks):
                 " try again."
             )
         self._flush_failed.pop(session.id, None)
+        cached = ""
+        if proposal.live and proposal.usage is not None:
+            cached = f" (a turn of this conversation: {proposal.usage.cache_read_share:.0%} read"
+            cached += " from the cache)"
         if proposal.empty:
-            return "Memory flush: nothing new worth storing."
-        return f"Memory flush: saved notes from this session to {proposal.target_name}."
+            return f"Memory flush: nothing new worth storing{cached}."
+        return f"Memory flush: saved notes from this session to {proposal.target_name}{cached}."
 
     def _auto_keep(self, session: ChatSession) -> tuple[int, int]:
         """How many messages to keep, and how many that leaves to compact.
