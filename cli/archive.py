@@ -236,11 +236,14 @@ def show(ctx: click.Context, session: str, fmt: str) -> None:
         click.echo(export_markdown(home.db, session), nl=False)
         return
     found = resolve_session(home.db, session)
+    shown = found.to_json()
+    transcript = home.paths.sessions / f"{found.id}.jsonl"
+    if found.source == Source.NATIVE.value and transcript.is_file():
+        from clawback.core.chat.spend import SessionSpend  # a chat's tokens, from its transcript
+
+        shown["usage"] = SessionSpend.of_transcript(transcript).to_json()
     print_json(
-        {
-            "session": found.to_json(),
-            "messages": [m.to_json() for m in session_messages(home.db, found.id)],
-        }
+        {"session": shown, "messages": [m.to_json() for m in session_messages(home.db, found.id)]}
     )
 
 

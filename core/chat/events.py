@@ -151,6 +151,7 @@ class TurnOutcome:
                 "cache_read_tokens": self.usage.cache_read,
                 "cache_write_tokens": self.usage.cache_write,
                 "total_tokens": self.usage.total_tokens,
+                "cache_read_share": round(self.usage.cache_read_share, 4),
             }
         return {
             "session_id": self.session.id,

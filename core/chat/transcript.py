@@ -48,6 +48,7 @@ class TranscriptMessage:
     timestamp: str | None = None
     model: str | None = None
     partial: bool = False
+    usage: Mapping[str, Any] | None = None  # a reply's tokens, as claude reported them
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,7 @@ def _message(obj: Mapping[str, Any]) -> TranscriptMessage | None:
         timestamp=_opt_str(obj.get("timestamp")),
         model=_opt_str(obj.get("model")),
         partial=obj.get("partial") is True,
+        usage=usage if isinstance(usage := obj.get("usage"), dict) else None,
     )
 
 

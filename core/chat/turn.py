@@ -36,6 +36,7 @@ from clawback.core.chat.live import LiveConversation, LiveConversations, Process
 from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
+from clawback.core.chat.spend import usage_json
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
 from clawback.core.claude.errors import ClaudeCancelled, ClaudeError, ClaudeGone
 from clawback.core.claude.events import (
@@ -311,7 +312,7 @@ class ChatTurn:
             assert result is not None
             reply = strip_recalled(result.reply or "".join(self._streamed))
             outcome.reply_message_id = self._append_reply(
-                reply, model=result.model, usage=result.usage
+                reply, model=result.model, usage=result.usage, cost=result.total_cost_usd
             )
             self._live_holds(user_id, outcome.reply_message_id)
             session = self.session = store.record_usage(
@@ -493,21 +494,15 @@ class ChatTurn:
         *,
         model: str | None,
         usage: Usage | None = None,
+        cost: float | None = None,
         partial: bool = False,
     ) -> str:
         assert self._transcript is not None and self.session is not None
         reply_id = str(uuid.uuid4())
-        usage_json = None
-        if usage is not None:
-            usage_json = {
-                "input_tokens": usage.input,
-                "output_tokens": usage.output,
-                "cache_read_input_tokens": usage.cache_read,
-                "cache_creation_input_tokens": usage.cache_write,
-            }
+        counted = usage_json(usage, cost) if usage is not None else None
         line = message_event(
             reply_id, "assistant", text, format_ts(self.engine.clock()), model=model,
-            usage=usage_json, partial=partial,
+            usage=counted, partial=partial,
         )  # fmt: skip
         self._transcript.append([line], sync=True)
         self.engine.store.record_messages(self.session.id, 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from clawback.tui.app import ClawbackApp
 from clawback.tui.widgets.chat_dock import ChatDock
+from textual.widgets import Static
 
 from ..fake_claude.fixtures import FakeClaude, fake_claude_fixture, wait_gone  # noqa: F401
 from .conftest import SIZE
@@ -25,6 +26,12 @@ async def test_the_apps_turns_share_one_process_that_ends_with_the_app(
         calls = fake_claude.calls()
         assert [c["turn"] for c in calls] == [1, 2] and calls[0]["pid"] == calls[1]["pid"]
         assert calls[1]["stdin"] == "<current-message>\nand again\n</current-message>"
-        assert not tui.query_one(ChatDock).busy
+        dock = tui.query_one(ChatDock)
+        assert not dock.busy
+        spend = str(dock.query_one("#chat-spend", Static).render())
+        assert spend.startswith("last turn: ") and "cache read" in spend and "out · $" in spend
+        assert dock.has_class("-spent")
+        header = str(dock.query_one("#chat-header", Static).render())
+        assert "session: 2 turns" in header and "from the cache" in header
         await pilot.press("ctrl+q")
     assert await wait_gone(calls[0]["pid"], 10) and await wait_gone(calls[0]["child_pid"], 10)

@@ -1,5 +1,6 @@
 """The chat input docked under a transcript: what the next message continues, the input, slash
-commands, a spinner while Claude replies, and the context meter.
+commands, a spinner while Claude replies, the context meter, and what the last turn and the
+session cost (tokens in, read from and written to the prompt cache, out; Claude Code's price).
 
 Turns run on the chat engine's own thread (:mod:`..engine`); their events come back onto the
 app's loop in order and go up as messages, so the transcript above shows the turn as it streams.
@@ -28,6 +29,7 @@ from clawback.core.chat.events import (
     TurnOutcome,
 )
 from clawback.core.chat.sessions import ChatSession
+from clawback.core.chat.spend import SessionSpend, describe_session, describe_turn
 from clawback.core.errors import ClawbackError
 from clawback.core.records import Source
 from textual import on, work
@@ -106,6 +108,7 @@ class ChatDock(Vertical):
         self._spinner: Timer | None = None
         self._retrying = ""  # claude is retrying a failing API call: how far it has got
         self._help_shown = False
+        self._spent = ""  # what the session cost so far, for the header line
 
     def compose(self) -> ComposeResult:
         yield Static("", id="chat-hint")
@@ -113,6 +116,7 @@ class ChatDock(Vertical):
         yield ChatInput(id="chat-input")
         yield Static("", id="chat-header")
         yield ContextMeter(id="chat-meter")
+        yield Static("", id="chat-spend")
 
     def on_mount(self) -> None:
         self._show_header()
@@ -127,6 +131,7 @@ class ChatDock(Vertical):
         """The next message starts a fresh native session."""
         self._point_at(None, None, start_new=True)
         self._show_usage(None)
+        self._show_spend(None)
 
     def attach(self, summary: SessionSummary) -> None:
         """Chat in ``summary``: continue it if native, else fork it on the first message."""
@@ -136,6 +141,7 @@ class ChatDock(Vertical):
             self._load_usage(summary.id)
         else:
             self._show_usage(None)
+            self._show_spend(None)
 
     def _point_at(self, session_id: str | None, fork_from: SessionSummary | None, *,
                 start_new: bool = False, follow: bool = False) -> None:  # fmt: skip
@@ -155,16 +161,38 @@ class ChatDock(Vertical):
             text = "Replying in this session · /help lists the commands"
         if self.model:
             text += f" · model {self.model}"
+        if self._spent and self.session_id is not None:
+            text += f" · {self._spent}"
         self.query_one("#chat-header", Static).update(Content(text))  # a title is not markup
 
     @work(exclusive=True, group="chat-usage", exit_on_error=False)
-    async def _load_usage(self, session_id: str) -> None:
-        session = await self.host.call(lambda engine: engine.store.get(session_id))
+    async def _load_usage(self, session_id: str, turn: TurnOutcome | None = None) -> None:
+        """The session's meter and what it cost so far (its transcript adds it up), then
+        ``turn``'s own figures when one just ended."""
+
+        def read(engine: ChatEngine) -> tuple[ChatSession | None, SessionSpend | None]:
+            session = engine.store.get(session_id)
+            spend = SessionSpend.of_transcript(session.transcript_path) if session else None
+            return session, spend
+
+        session, spend = await self.host.call(read)
         if session_id == self.session_id:
             self._show_usage(session)
+            self._show_spend(spend, turn)
 
     def _show_usage(self, session: ChatSession | None) -> None:
         self.query_one(ContextMeter).usage = Usage.of(session, self.chat)
+
+    def _show_spend(self, spend: SessionSpend | None, turn: TurnOutcome | None = None) -> None:
+        """The session's figures go on the header line, the last turn's on a line of its own
+        (shown once there is one)."""
+        self._spent = describe_session(spend) if spend is not None and spend.turns else ""
+        self._show_header()
+        text = ""
+        if turn is not None and turn.usage is not None:
+            text = "last " + describe_turn(turn.usage, turn.cost, short=True)
+        self.query_one("#chat-spend", Static).update(Content(text))
+        self.set_class(bool(text), "-spent")
 
     # -- typing ---------------------------------------------------------------------------------
 
@@ -313,6 +341,7 @@ class ChatDock(Vertical):
             written.append(event.outcome.session.id)
             if epoch == self._epoch:
                 self._show_usage(event.outcome.session)
+                self._load_usage(event.outcome.session.id, event.outcome)
             if event.outcome.command is not None and not event.outcome.reply:
                 label = event.outcome.command == "label"
                 self.notify(
