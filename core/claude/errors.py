@@ -22,6 +22,7 @@ __all__ = [
     "ClaudeAPIError",
     "ClaudeAuthError",
     "ClaudeBadOutput",
+    "ClaudeBareNotLoggedIn",
     "ClaudeCancelled",
     "ClaudeError",
     "ClaudeGone",
@@ -84,6 +85,26 @@ class ClaudeNotLoggedIn(ClaudeAPIError):
                 f"ANTHROPIC_API_KEY), then try again. (claude said: {result.reply})"
             ),
         )
+
+
+class ClaudeBareNotLoggedIn(ClaudeNotLoggedIn):
+    """``claude -p`` said "Not logged in" although Claude Code is logged in (``claude auth
+    status``): the call ran bare (``--bare``, or a Claude Code whose ``-p`` is bare by default),
+    which reads only ``ANTHROPIC_API_KEY`` or an ``apiKeyHelper``, never the ``/login`` login."""
+
+    def __init__(self, result: Result, method: str, *, partial_text: str = "") -> None:
+        ClaudeAPIError.__init__(
+            self,
+            result,
+            partial_text=partial_text,
+            message=(
+                f"claude ran bare and so ignored your Claude Code login ({method}): bare `claude"
+                " -p` reads only ANTHROPIC_API_KEY or an apiKeyHelper. Set ANTHROPIC_API_KEY (or"
+                " an apiKeyHelper in Claude Code's settings), or take --bare out of"
+                " chat.extra_args."
+            ),
+        )
+        self.method = method
 
 
 class ClaudeAuthError(ClaudeAPIError):

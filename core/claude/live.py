@@ -300,7 +300,7 @@ class LiveClaude:
             elif isinstance(event, Result):
                 event = self._own_cost(event)
                 if event.is_error:
-                    raise error_for_result(event, "".join(streamed))
+                    raise await self.runner.explain(error_for_result(event, "".join(streamed)))
                 self.turns += 1
                 yield event
                 return

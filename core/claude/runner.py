@@ -33,11 +33,14 @@ from typing import Any
 
 from clawback.core.claude.errors import (
     CLAUDE_ENV,
+    ClaudeAPIError,
     ClaudeBadOutput,
+    ClaudeBareNotLoggedIn,
     ClaudeCancelled,
     ClaudeError,
     ClaudeKilled,
     ClaudeNotFound,
+    ClaudeNotLoggedIn,
     ClaudeTimeout,
     error_for_result,
 )
@@ -369,7 +372,7 @@ class ClaudeRunner:
             partial = "".join(streamed)
             if result is not None:
                 if result.is_error:
-                    raise error_for_result(result, partial)
+                    raise await self.explain(error_for_result(result, partial))
                 clean = True
                 return
             if first_garbage is not None:
@@ -432,6 +435,41 @@ class ClaudeRunner:
         if result is None:  # stream() raises instead; this is only a guard
             raise ClaudeBadOutput("(no result line)")
         return TurnResult.from_result(result, "".join(streamed) or "".join(whole))
+
+    async def explain(self, error: ClaudeAPIError) -> ClaudeAPIError:
+        """``error``, or for "Not logged in" from a Claude Code that is logged in (``claude auth
+        status`` says so, within 10 s) the error that says the call ran bare and what to do."""
+        if not isinstance(error, ClaudeNotLoggedIn):
+            return error
+        status = await self._auth_status()
+        method = status.get("authMethod")
+        if status.get("loggedIn") is True and isinstance(method, str) and method != "none":
+            return ClaudeBareNotLoggedIn(error.result, method, partial_text=error.partial_text)
+        return error
+
+    async def _auth_status(self) -> dict[str, Any]:
+        """``claude auth status`` (JSON), or ``{}`` when it cannot tell."""
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                self.executable(), "auth", "status",
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL, cwd=self.working_directory(),
+                env=self.child_env(), start_new_session=True,
+            )  # fmt: skip
+        except (OSError, ClaudeError):
+            return {}
+        try:
+            async with asyncio.timeout(10):
+                out, _err = await proc.communicate()
+        except TimeoutError:
+            return {}
+        finally:
+            await stop_group(proc, proc.returncode is not None, self.kill_grace)
+        with contextlib.suppress(ValueError):
+            found = json.loads(out.decode("utf-8", errors="replace"))
+            if isinstance(found, dict):
+                return found
+        return {}
 
     async def version(self) -> str:
         """``claude --version``, e.g. ``"2.1.328 (Claude Code)"``."""
