@@ -2,7 +2,8 @@
 
 ``clawback chat [MESSAGE] [--session KEY|ID] [--new] [--model M] [--json] [--dry-run]`` runs one
 turn through :class:`~clawback.core.chat.engine.ChatEngine`, the same pipeline the terminal
-app uses.
+app uses. Without MESSAGE on a terminal it is a REPL that keeps the conversation open
+(:mod:`clawback.cli.chat_repl`); piped stdin is still one turn.
 The reply streams to stdout; notes (a new session, a label) go to stderr. ``--json`` prints one
 object (``session_id``, ``session_key``, ``reply``, ``usage``, ``is_error``, ...) instead.
 ``--dry-run`` prints the prompt exactly as it would be sent and writes nothing.
@@ -83,11 +84,15 @@ def chat(
     as_json: bool,
     dry_run: bool,
 ) -> None:
-    """Chat with Claude (through your `claude` CLI): one turn; no MESSAGE reads stdin.
+    """Chat with Claude (through your `claude` CLI): one turn, or without MESSAGE on a
+    terminal a conversation kept open (Ctrl+D leaves); piped stdin is one turn.
 
     Type /new or /reset (optionally `/new opus ...`) to start over, /label TEXT to name the
     session.
     """
+    if message is None and not (as_json or dry_run) and _on_a_terminal():
+        _repl(ctx, ref, new, model)
+        return
     text = message if message is not None else _read_stdin()
     command = chat_command(text)
     if command == "/help":
@@ -123,6 +128,24 @@ def chat(
             start_for_next(engine.nearest)
     if outcome.cancelled:
         sys.exit(130)
+
+
+def _on_a_terminal() -> bool:
+    return bool(sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty())
+
+
+def _repl(ctx: click.Context, ref: str | None, new: bool, model: str | None) -> None:
+    """The conversation kept open: one engine with live conversations, for as long as it runs;
+    recall's vectors load once, in this process, as the app's do."""
+    from clawback.cli.chat_repl import run_repl
+
+    home = open_home(ctx)
+    engine = home.chat_engine(live=True)
+    try:
+        target = _target(engine, ref)
+    except ClawbackError as exc:
+        fail(str(exc), exc.exit_code)
+    sys.exit(run_repl(engine, target, model, new=new))
 
 
 def _print_help() -> None:
