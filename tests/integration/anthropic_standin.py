@@ -47,7 +47,11 @@ class StandinState:
     tool_script: Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None] | None = None
     delay: float = 0.0  # seconds between streamed events
     stall: float = 0.0  # seconds to wait before answering at all (at most MAX_STALL)
+    # request body -> the reply text (default: "ECHO: " and the last user text)
+    reply: Callable[[dict[str, Any]], str] | None = None
+    max_requests: int = MAX_REQUESTS
     requests: list[dict[str, Any]] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # when each request came (monotonic)
     paths: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -130,7 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         with state.lock:
             state.paths.append("POST " + self.path)
-            if len(state.requests) >= MAX_REQUESTS:
+            if len(state.requests) >= state.max_requests:
                 self._send_json(500, {"type": "error", "error": {"type": "api_error"}})
                 return
         path = self.path.split("?", 1)[0]
@@ -147,6 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with state.lock:
             state.requests.append(body)
+            state.times.append(time.monotonic())
         if state.stall:
             time.sleep(min(state.stall, MAX_STALL))
         if state.status != 200:
@@ -181,6 +186,8 @@ class _Handler(BaseHTTPRequestHandler):
             stop_reason = "tool_use"
         else:
             text = "ECHO: " + prompt if not _has_tool_result(body) else "Done."
+            if self.server.state.reply is not None:
+                text = self.server.state.reply(body)
             blocks = [{"type": "text", "text": text}]
             stop_reason = "end_turn"
         usage = {
@@ -272,10 +279,13 @@ class AnthropicStandin:
         delay: float = 0.0,
         stall: float = 0.0,
         tool_script: Callable[[dict[str, Any]], tuple[str, dict[str, Any]] | None] | None = None,
+        reply: Callable[[dict[str, Any]], str] | None = None,
+        max_requests: int = MAX_REQUESTS,
     ) -> None:
         self.state = StandinState(
-            status=status, structured=structured, delay=delay, stall=stall, tool_script=tool_script
-        )
+            status=status, structured=structured, delay=delay, stall=stall,
+            tool_script=tool_script, reply=reply, max_requests=max_requests,
+        )  # fmt: skip
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.state = self.state
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
