@@ -429,14 +429,16 @@ class ChatEngine:
         message: str,
         *,
         message_id: str | None = None,
-        continues: bool = False,
+        held: LiveConversation | None = None,
     ) -> AssembledPrompt:
         """The prompt for ``message`` after ``history``. ``message_id``: the message's own line,
         when a turn stored (and indexed) it already; recall leaves it out like the history it
         carries, so a turn recalls what its dry run (which stores nothing) shows.
-        ``continues``: a live process holds ``history``; only the new turn is sent."""
+        ``held``: the live process that holds ``history``, so only the new turn is sent, and
+        recall leaves out what the process's earlier recalled blocks brought."""
         window = (session.context_tokens if session else None) or self.chat.context_window
-        recaller = functools.partial(self._recall, message_id=message_id)
+        recaller = functools.partial(self._recall, message_id=message_id, held=held)
+        continues = held is not None
         return assemble(
             self.chat, history, message, context_window=window, recaller=recaller,
             continues=continues,
@@ -450,14 +452,20 @@ class ChatEngine:
         others: Sequence[str],
         *,
         message_id: str | None = None,
+        held: LiveConversation | None = None,
     ) -> RecallBlock:
+        ids = [m.id for m in kept] + ([message_id] if message_id else [])
+        texts = [m.content for m in kept] + list(others)
+        if held is not None:  # the process holds the earlier turns' recalled blocks too
+            ids += sorted(held.recalled_ids)
+            texts += held.recalled_texts
         try:
             return recall(
                 self.db,
                 user_texts,
                 cap=cap,
-                present_ids=[m.id for m in kept] + ([message_id] if message_id else []),
-                present_texts=[m.content for m in kept] + list(others),
+                present_ids=ids,
+                present_texts=texts,
                 facts_provider=self.facts_provider,
                 nearest=self.nearest,
             )

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from clawback.core.chat.prompt import History
+from clawback.core.chat.recall import RecallBlock
 from clawback.core.claude.live import LiveClaude
 from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.runner import ClaudeRunner
@@ -57,6 +58,15 @@ class LiveConversation:
     process: LiveClaude
     summary: str | None = None
     seen: list[str] = field(default_factory=list)
+    # what earlier turns' recalled blocks brought: never recalled again in this process
+    recalled_ids: set[str] = field(default_factory=set)
+    recalled_texts: list[str] = field(default_factory=list)
+
+    def remember(self, block: RecallBlock | None) -> None:
+        """A turn's recalled block is in the process's context now."""
+        if block:
+            self.recalled_ids.update(hit.uuid for hit in block.details if hit.uuid)
+            self.recalled_texts.append(block.text)
 
     def holds(self, history: History) -> bool:
         """It has seen exactly ``history``: the same summary and the same messages."""

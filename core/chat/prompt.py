@@ -15,6 +15,8 @@ and on stdin:
 
 A turn that continues a live conversation (``continues``) sends only 3 and 5: the process holds
 the rest already, so nothing before the new turn changes and the API's prompt cache reads it.
+Its recalled block answers its own message alone (the earlier messages' blocks are in the
+process already).
 Its message is always wrapped, so a message that starts with ``/`` is never a Claude Code
 command.
 
@@ -301,7 +303,10 @@ def assemble(
     recalled: RecallBlock | None = None
     if cap and recaller is not None:
         others = [t for t in (history.summary, new_message) if t]
-        block = recaller(user_texts, cap, trimmed.kept, others)
+        # A live turn's block is its own message's: what the earlier messages asked was
+        # recalled in their turns, and the process holds those blocks still.
+        asking = [new_message] if continues else user_texts
+        block = recaller(asking, cap, trimmed.kept, others)
         recalled = block if block else None
     recalled_text = recalled.text if recalled else ""
     body = ""

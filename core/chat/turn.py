@@ -108,7 +108,7 @@ class TurnHost(Protocol):
         message: str,
         *,
         message_id: str | None = None,
-        continues: bool = False,
+        held: LiveConversation | None = None,
     ) -> AssembledPrompt: ...
 
     def index(self, path: Path) -> None: ...
@@ -198,6 +198,7 @@ class ChatTurn:
         # the live process this turn went through, and the message ids it held before it
         self._conversation: LiveConversation | None = None
         self._fed: list[str] = []
+        self._sent: AssembledPrompt | None = None  # what went to the live process
 
     def cancel(self) -> None:
         """Stop ``claude`` and keep the partial reply; safe from any thread, and before start."""
@@ -364,9 +365,7 @@ class ChatTurn:
         engine = self.engine
         history = engine.history(session, skip_ids=skipped)
         conversation = engine.conversation(session, history, model) if live else None
-        prompt = engine.assemble(
-            session, history, text, message_id=skipped[0], continues=conversation is not None
-        )
+        prompt = engine.assemble(session, history, text, message_id=skipped[0], held=conversation)
         return prompt, conversation
 
     def _live_holds(self, user_id: str, reply_id: str | None) -> None:
@@ -376,6 +375,7 @@ class ChatTurn:
         if conversation is None or not conversation.process.alive:
             return
         conversation.seen = [*self._fed, user_id, *([reply_id] if reply_id else [])]
+        conversation.remember(self._sent.recalled if self._sent else None)
 
     async def _run_claude(
         self,
@@ -402,9 +402,11 @@ class ChatTurn:
                 tools=engine.memory_tools(),
             )
 
-        async def turn_of(found: LiveConversation, sent: str) -> AsyncGenerator[Any, None]:
-            self._conversation = found
-            async with contextlib.aclosing(found.process.turn(sent)) as events:
+        async def turn_of(
+            found: LiveConversation, sent: AssembledPrompt
+        ) -> AsyncGenerator[Any, None]:
+            self._conversation, self._sent = found, sent
+            async with contextlib.aclosing(found.process.turn(sent.prompt)) as events:
                 async for event in events:
                     yield event
 
@@ -413,7 +415,7 @@ class ChatTurn:
             if conversation is not None:
                 self._fed = list(conversation.seen)
                 try:
-                    async for event in turn_of(conversation, sent.prompt):
+                    async for event in turn_of(conversation, sent):
                         yield event
                     return
                 except ClaudeGone:  # it had ended before it read the turn: nothing was sent
@@ -424,7 +426,7 @@ class ChatTurn:
             held = History(sent.summary, sent.messages)
             started = await live.start(session.id, session.key, engine.process_spec(model), held)
             self._fed = [m.id for m in sent.messages]
-            async for event in turn_of(started, sent.prompt):
+            async for event in turn_of(started, sent):
                 yield event
 
         async def pump() -> None:

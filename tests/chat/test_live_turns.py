@@ -101,6 +101,28 @@ async def test_a_live_turns_recalled_block_goes_before_its_message_and_is_never_
     assert "recalled-context" not in on_disk.replace("ECHO: <recalled-context", "")
 
 
+async def test_what_a_live_process_was_given_is_not_recalled_again(
+    home: Home, fake_claude: FakeClaude, clock: Clock
+) -> None:
+    """Each recalled block stays in the process's context: the next turns leave out what
+    an earlier one brought (the same fact found again each turn)."""
+
+    def facts(query: str, limit: int) -> list[Fact]:
+        return [Fact("We plant Black Krim tomatoes in May.", 1.0, "decision", 1)]
+
+    runner = fake_claude.runner()
+    engine = make_engine(home, clock, runner=runner, facts_provider=facts,
+                         live=LiveConversations(runner, idle_seconds=None))  # fmt: skip
+    try:
+        first = await run_turn(engine, "which tomato do we plant?", key=KEY)
+        second = await run_turn(engine, "which tomato again, the dark one?", key=KEY)
+    finally:
+        await engine.aclose()
+    sent = [call["stdin"] for call in turns(fake_claude)]
+    assert "Black Krim" in sent[0] and "Black Krim" not in sent[1]
+    assert first.prompt and first.prompt.recalled and not (second.prompt and second.prompt.recalled)
+
+
 async def test_another_client_writing_to_the_session_starts_a_fresh_process(
     engine: ChatEngine, fake_claude: FakeClaude, home: Home, clock: Clock
 ) -> None:
