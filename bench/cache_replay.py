@@ -14,8 +14,11 @@ Anthropic documents for the Messages API:
 * cached reads cost :data:`READ_PRICE` of the input price, writes :data:`WRITE_PRICE`.
 
 A block's tokens are estimated as clawback estimates prompt sizes (``estimate_tokens``); the markers
-themselves are not part of a block's content (moving a breakpoint changes no prefix). Tested on
-known cases in ``tests/test_cache_replay.py``.
+themselves are not part of a block's content (moving a breakpoint changes no prefix). Claude
+Code's first system block, ``x-anthropic-billing-header: cc_version=...``, is attribution the
+API reads as a header, not prompt text: it differs between processes (a per-process suffix), so
+counting it would make every one-shot call miss even the system prompt, which it does not.
+Tested on known cases in ``tests/test_cache_replay.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ LOOKBACK = 20
 TTL_SECONDS = 300.0
 READ_PRICE = 0.1
 WRITE_PRICE = 1.25
+BILLING_HEADER = "x-anthropic-billing-header:"
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ def blocks_of(request: Mapping[str, Any]) -> list[Block]:
     if isinstance(system, str):
         system = [{"type": "text", "text": system}]
     for block in system:
+        if str(block.get("text", "")).startswith(BILLING_HEADER):
+            continue
         found.append(
             Block(_tokens(block), _without_marker(block), bool(block.get("cache_control")))
         )

@@ -194,13 +194,14 @@ def median(values: list[float]) -> float:
 
 def show(runs: list[Run], turns: int) -> None:
     one, live = runs
-    print(f"\n{turns} turns, recall on (median recalled block ~{median([float(r) for r in live.recalled]):.0f} tokens);"
-          f" figures for turns 2-{turns}:\n")  # fmt: skip
+    print(f"\n{turns} turns, recall on; figures for turns 2-{turns}:\n")
     print(f"{'':34}{'per-turn process':>18}{'live conversation':>20}")
     rows: list[tuple[str, Callable[[Run], str]]] = [
         ("input tokens read from the cache", lambda r: f"{r.totals().read_share:.1%}"),
         ("input cost relative to uncached", lambda r: f"{r.totals().relative_cost:.2f}x"),
         ("input tokens sent (all turns)", lambda r: f"{r.totals(0).total:,}"),
+        ("recalled tokens (all turns)", lambda r: f"{sum(r.recalled):,}"),
+        ("input cost, all turns (uncached=1)", lambda r: f"{r.totals(0).cost:,.0f}"),
         ("time to first token, median", lambda r: f"{median(r.ttft[1:]):.2f} s"),
         ("time to first token, worst", lambda r: f"{max(r.ttft[1:]):.2f} s"),
         ("claude processes started", lambda r: f"{r.processes}"),

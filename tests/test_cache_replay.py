@@ -58,6 +58,17 @@ def test_blocks_come_in_cache_order_and_markers_change_no_content() -> None:
     assert marked[0].key == plain[0].key and marked[0].breakpoint and not plain[0].breakpoint
 
 
+def test_claude_codes_billing_header_is_no_prompt_text() -> None:
+    """It differs per process; one-shot calls still read the system prompt from the cache."""
+
+    def call(suffix: str) -> dict[str, Any]:
+        header = {"type": "text", "text": f"x-anthropic-billing-header: cc_version=2.1.{suffix};"}
+        return {"system": [header, text(1100, "sys", mark=True)],
+                "messages": [{"role": "user", "content": [text(50, suffix, mark=True)]}]}  # fmt: skip
+
+    assert replay_all([call("daf"), call("712")])[1].cache_read == 1100
+
+
 def test_a_first_request_writes_its_prefix_and_the_same_again_reads_it() -> None:
     body = request([text(2000, "a", mark=True)])
     first, second = replay_all([body, body])
