@@ -1,0 +1,45 @@
+"""A real ``clawback gateway telegram`` answers a chat's messages through one live ``claude``
+process (the fake one, real processes), which ends with the gateway."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fake_claude.fixtures import is_gone
+
+from .telegram_standin import TelegramStandin
+from .test_kill import ALICE, _calls, _home, _kill_claude_children, _start, _stop, standin  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_chats_messages_go_to_one_process_that_ends_with_the_gateway(
+    tmp_path: Path,
+    standin: TelegramStandin,  # noqa: F811
+) -> None:
+    home = _home(tmp_path, standin)
+    proc = _start(home, tmp_path, FAKE_CLAUDE_SPAWN_CHILD="1")
+    try:
+        standin.push("what did we decide about the roof?", chat_id=ALICE, user_id=ALICE)
+        standin.wait_for(1, timeout=30)
+        standin.push("and when?", chat_id=ALICE, user_id=ALICE)
+        texts = standin.wait_for(2, timeout=30)
+    finally:
+        _stop(proc)
+        calls = _calls(tmp_path)
+    try:
+        assert [call["turn"] for call in calls] == [1, 2]
+        assert calls[0]["pid"] == calls[1]["pid"]
+        assert str(calls[1]["stdin"]).endswith("<current-message>\nand when?\n</current-message>")
+        assert "and when?" in texts[1]
+        deadline = time.monotonic() + 10
+        pid, child = calls[0]["pid"], calls[0]["child_pid"]
+        assert isinstance(pid, int) and isinstance(child, int)
+        while time.monotonic() < deadline and not (is_gone(pid) and is_gone(child)):
+            time.sleep(0.05)
+        assert is_gone(pid) and is_gone(child)
+    finally:
+        _kill_claude_children(tmp_path)
