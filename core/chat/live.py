@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 
-from clawback.core.chat.prompt import History
+from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.recall import RecallBlock
+from clawback.core.claude.errors import ClaudeGone
+from clawback.core.claude.events import Event
 from clawback.core.claude.live import LiveClaude
 from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.claude.watchdog import Watchdog
 
-__all__ = ["LiveConversation", "LiveConversations", "ProcessSpec"]
+__all__ = ["LiveConversation", "LiveConversations", "LiveTurn", "ProcessSpec"]
 
 
 @dataclass(frozen=True)
@@ -206,3 +208,62 @@ class LiveConversations:
     def pids(self) -> dict[str, int]:
         """The running processes' pids by session id (for status lines and tests)."""
         return {sid: pid for sid, c in self._open.items() if (pid := c.process.pid) is not None}
+
+
+@dataclass
+class LiveTurn:
+    """One turn's way through a host's live conversations, and what to record after it.
+
+    :meth:`events` sends the turn to ``found`` (the process that holds the conversation), or
+    to a fresh one; :meth:`settle` then says what the process has seen, once the turn is in
+    the transcript.
+    """
+
+    conversation: LiveConversation | None = None
+    fed: list[str] = field(default_factory=list)  # message ids it held before the turn
+    sent: AssembledPrompt | None = None  # what went to it (a fresh start: the whole prompt)
+
+    async def events(
+        self,
+        live: LiveConversations,
+        found: LiveConversation | None,
+        prompt: AssembledPrompt,
+        fresh: Callable[[], AssembledPrompt],
+        *,
+        session_id: str,
+        key: str,
+        spec: ProcessSpec,
+    ) -> AsyncGenerator[Event, None]:
+        """The turn's events. ``fresh`` is the whole prompt, for when ``found`` turns out to
+        have ended before it read the turn (nothing was sent: it goes to a fresh process)."""
+        sent = prompt
+        if found is not None:
+            self.fed = list(found.seen)
+            try:
+                async for event in self._through(found, sent):
+                    yield event
+                return
+            except ClaudeGone:
+                sent = fresh()
+        held = History(sent.summary, sent.messages)
+        started = await live.start(session_id, key, spec, held)
+        self.fed = [m.id for m in sent.messages]
+        async for event in self._through(started, sent):
+            yield event
+
+    async def _through(
+        self, found: LiveConversation, sent: AssembledPrompt
+    ) -> AsyncGenerator[Event, None]:
+        self.conversation, self.sent = found, sent
+        async with contextlib.aclosing(found.process.turn(sent.prompt)) as events:
+            async for event in events:
+                yield event
+
+    def settle(self, user_id: str, reply_id: str | None) -> None:
+        """The turn is in the transcript; the process it went through (still running after a
+        success, or an interrupt that landed) has seen the same, and its recalled block."""
+        conversation = self.conversation
+        if conversation is None or not conversation.process.alive:
+            return
+        conversation.seen = [*self.fed, user_id, *([reply_id] if reply_id else [])]
+        conversation.remember(self.sent.recalled if self.sent else None)

@@ -32,13 +32,13 @@ from clawback.core.chat.events import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat.live import LiveConversation, LiveConversations, ProcessSpec
+from clawback.core.chat.live import LiveConversation, LiveConversations, LiveTurn, ProcessSpec
 from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.spend import usage_json
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
-from clawback.core.claude.errors import ClaudeCancelled, ClaudeError, ClaudeGone
+from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
 from clawback.core.claude.events import (
     ApiRetry,
     AssistantMessage,
@@ -196,9 +196,7 @@ class ChatTurn:
         self._transcript: Transcript | None = None
         self._started = False
         # the live process this turn went through, and the message ids it held before it
-        self._conversation: LiveConversation | None = None
-        self._fed: list[str] = []
-        self._sent: AssembledPrompt | None = None  # what went to the live process
+        self._live = LiveTurn()  # where it went, in a host with live conversations
 
     def cancel(self) -> None:
         """Stop ``claude`` and keep the partial reply; safe from any thread, and before start."""
@@ -311,11 +309,13 @@ class ChatTurn:
                 elif isinstance(event, ReplyDelta | Notice):
                     yield event
             assert result is not None
+            if self._live.sent is not None:  # a fresh process took it whole: that was sent
+                outcome.prompt = self._live.sent
             reply = strip_recalled(result.reply or "".join(self._streamed))
             outcome.reply_message_id = self._append_reply(
                 reply, model=result.model, usage=result.usage, cost=result.total_cost_usd
             )
-            self._live_holds(user_id, outcome.reply_message_id)
+            self._live.settle(user_id, outcome.reply_message_id)
             session = self.session = store.record_usage(
                 session.id, result.usage, model=result.model, context_window=result.context_window
             )
@@ -327,7 +327,7 @@ class ChatTurn:
             outcome.cost = result.total_cost_usd
         except ClaudeCancelled as exc:
             self._keep_partial(exc.partial_text, outcome, cancelled=True)
-            self._live_holds(user_id, outcome.reply_message_id)  # when the interrupt landed
+            self._live.settle(user_id, outcome.reply_message_id)  # if the interrupt landed
             if not self._cancel_requested:  # the iterating task itself was cancelled
                 raise
         except ClaudeError as exc:
@@ -341,8 +341,8 @@ class ChatTurn:
             raise
         finally:
             await self._stop_pump()
-            if self._conversation is not None and engine.live is not None:
-                engine.live.touch(self._conversation)
+            if self._live.conversation is not None and engine.live is not None:
+                engine.live.touch(self._live.conversation)
             transcript.sync()
             engine.index(transcript.path)
             outcome.session = store.get(session.id) or outcome.session
@@ -367,15 +367,6 @@ class ChatTurn:
         conversation = engine.conversation(session, history, model) if live else None
         prompt = engine.assemble(session, history, text, message_id=skipped[0], held=conversation)
         return prompt, conversation
-
-    def _live_holds(self, user_id: str, reply_id: str | None) -> None:
-        """The turn is in the transcript; the live process it went through (still running
-        after a success or an interrupt that landed) has seen the same."""
-        conversation = self._conversation
-        if conversation is None or not conversation.process.alive:
-            return
-        conversation.seen = [*self._fed, user_id, *([reply_id] if reply_id else [])]
-        conversation.remember(self._sent.recalled if self._sent else None)
 
     async def _run_claude(
         self,
@@ -402,36 +393,15 @@ class ChatTurn:
                 tools=engine.memory_tools(),
             )
 
-        async def turn_of(
-            found: LiveConversation, sent: AssembledPrompt
-        ) -> AsyncGenerator[Any, None]:
-            self._conversation, self._sent = found, sent
-            async with contextlib.aclosing(found.process.turn(sent.prompt)) as events:
-                async for event in events:
-                    yield event
-
-        async def live_turn() -> AsyncGenerator[Any, None]:
-            sent = prompt
-            if conversation is not None:
-                self._fed = list(conversation.seen)
-                try:
-                    async for event in turn_of(conversation, sent):
-                        yield event
-                    return
-                except ClaudeGone:  # it had ended before it read the turn: nothing was sent
-                    sent = fresh()
-                    if self.outcome is not None:
-                        self.outcome.prompt = sent
-            assert live is not None
-            held = History(sent.summary, sent.messages)
-            started = await live.start(session.id, session.key, engine.process_spec(model), held)
-            self._fed = [m.id for m in sent.messages]
-            async for event in turn_of(started, sent):
-                yield event
+        def through_live(live: LiveConversations) -> AsyncGenerator[Any, None]:
+            return self._live.events(
+                live, conversation, prompt, fresh, session_id=session.id, key=session.key,
+                spec=engine.process_spec(model),
+            )  # fmt: skip
 
         async def pump() -> None:
             try:
-                events = live_turn() if live is not None else stream()
+                events = through_live(live) if live is not None else stream()
                 async with contextlib.aclosing(events):
                     async for event in events:
                         queue.put_nowait(event)
