@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from clawback.core.chat.engine import ChatEngine, ReplyDelta
-from clawback.core.claude.errors import ClaudeBareNotLoggedIn
+from clawback.core.claude.errors import ClaudeBareNotLoggedIn, ClaudeKilled
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
 
@@ -122,6 +122,42 @@ async def test_a_process_killed_between_turns_is_replaced_from_the_transcript(
     assert fresh.endswith("<current-message>\nsecond question\n</current-message>")
     users = [m for m in engine.history(second.session).messages if m.role == "user"]
     assert [m.content for m in users] == ["first question about the zebracorn", "second question"]
+
+
+async def test_a_process_killed_mid_reply_keeps_what_streamed_and_the_next_turn_goes_on(
+    real_claude: str,  # noqa: F811
+    claude_home: Path,  # noqa: F811
+    memory_home: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    with AnthropicStandin(delay=0.3) as standin:
+        runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home),
+                              cwd=tmp_path / "cwd", timeout=120)  # fmt: skip
+        home = Home.open(memory_home)
+        engine = home.chat_engine(runner=runner, live=True)
+        try:
+            await run_turn(engine, "first question about the zebracorn", key=KEY)
+            assert engine.live is not None
+            [pid] = engine.live.pids().values()
+            killed: list[str] = []
+
+            def kill_at_first_piece(event: object) -> None:
+                if isinstance(event, ReplyDelta) and not killed:
+                    killed.append(event.text)
+                    os.kill(pid, signal.SIGKILL)
+
+            with pytest.raises(ClaudeKilled) as caught:
+                await run_turn(engine, "word " * 60, key=KEY, on_event=kill_at_first_piece)
+            assert caught.value.partial_text.startswith(killed[0])
+            standin.state.delay = 0
+            outcome = await run_turn(engine, "after the kill", key=KEY)
+            assert engine.live.started == 2 and not outcome.is_error
+            fresh = texts(standin.state.requests[-1]["messages"][0])[-1]
+            assert "first question about the zebracorn" in fresh
+            assert 'partial="true">' in fresh and "word word word" in fresh  # kept, marked
+        finally:
+            await engine.aclose()
+            home.close()
 
 
 async def test_a_cancelled_reply_is_interrupted_and_the_process_goes_on(
