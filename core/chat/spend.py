@@ -91,13 +91,17 @@ def _count(tokens: int, short: bool) -> str:
     return f"{tokens:,}"
 
 
+def _price(cost: float) -> str:
+    """``$0.0210``, or nothing when the turns carried no price (older transcripts)."""
+    return f"${cost:.4f}" if cost > 0 else ""
+
+
 def describe_session(session: SessionSpend) -> str:
     """``session: 12 turns, 92% from the cache, $0.3100``."""
     turns = "turn" if session.turns == 1 else "turns"
-    return (
-        f"session: {session.turns} {turns}, {session.cache_read_share:.0%} from the cache,"
-        f" ${session.cost_usd:.4f}"
-    )
+    text = f"session: {session.turns} {turns}, {session.cache_read_share:.0%} from the cache"
+    price = _price(session.cost_usd)
+    return f"{text}, {price}" if price else text
 
 
 def describe_turn(
@@ -108,8 +112,10 @@ def describe_turn(
     text = (
         f"turn: {_count(usage.input, short)} in · {_count(usage.cache_read, short)} cache read"
         f" ({usage.cache_read_share:.0%}) · {_count(usage.cache_write, short)} cache write"
-        f" · {_count(usage.output, short)} out · ${cost:.4f}"
+        f" · {_count(usage.output, short)} out"
     )
+    if price := _price(cost):
+        text += f" · {price}"
     if session is not None and session.turns:
         text += " · " + describe_session(session)
     return text
