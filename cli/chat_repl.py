@@ -23,7 +23,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import click
-from clawback.cli.lifecycle import _print_compaction, _print_flush
+from clawback.cli.lifecycle import print_compaction, print_flush
 from clawback.cli.output import err, escape
 from clawback.core.chat.engine import (
     ChatEngine,
@@ -270,7 +270,7 @@ class Repl:
         except ClawbackError as exc:
             err.print(f"[red]The memory flush failed: {escape(str(exc))}[/]")
             return
-        _print_flush(proposal)
+        print_flush(proposal)
         if proposal.empty or click.confirm(
             f"Append these notes to {proposal.target_name}?", default=True
         ):
@@ -290,7 +290,7 @@ class Repl:
         except ClawbackError as exc:
             err.print(f"[red]Nothing compacted: {escape(str(exc))}[/]")
             return
-        _print_compaction(session, proposal)
+        print_compaction(session, proposal)
         if click.confirm("Replace those messages with this summary?", default=True):
             record = self._loop.run(_call(lambda: compactor.commit(proposal)))
             err.print(

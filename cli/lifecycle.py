@@ -115,7 +115,7 @@ def _interactive() -> bool:
     return sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def _print_flush(proposal: FlushProposal) -> None:
+def print_flush(proposal: FlushProposal) -> None:
     if proposal.empty:
         out.print("Nothing worth storing: claude replied NO_REPLY.")
         return
@@ -147,7 +147,7 @@ def flush_command(
     flusher = home.memory_flush(engine)
     proposal = asyncio.run(flusher.propose(target))
     if not as_json:
-        _print_flush(proposal)
+        print_flush(proposal)
     if dry_run:
         apply = False
     elif yes:
@@ -173,7 +173,7 @@ def flush_command(
         err.print("Dry run: nothing was written.")
 
 
-def _print_compaction(session: ChatSession, proposal: CompactionProposal) -> None:
+def print_compaction(session: ChatSession, proposal: CompactionProposal) -> None:
     out.print(
         f"Session {session.id[:8]} ({escape(session.key)}): {proposal.messages_removed}"
         f" message(s) become a summary, {len(proposal.kept)} stay verbatim;"
@@ -202,7 +202,7 @@ def compact_command(
     proposal = asyncio.run(compactor.propose(target, keep=keep))
     commit = yes
     if not as_json:
-        _print_compaction(target, proposal)
+        print_compaction(target, proposal)
     if not yes:
         if _interactive():
             commit = click.confirm("Commit this compaction?", default=True)
