@@ -33,6 +33,10 @@ class Terminal:
 
         def controlling_terminal() -> None:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+            # A shell runs a foreground command with Ctrl+C's signals at their defaults, even
+            # when it was itself started in the background with them ignored (as CI may be).
+            for sig in (signal.SIGINT, signal.SIGQUIT):
+                signal.signal(sig, signal.SIG_DFL)
 
         self.proc = subprocess.Popen(
             list(argv), stdin=slave, stdout=slave, stderr=slave, env=dict(env), cwd=cwd,
@@ -75,6 +79,21 @@ class Terminal:
                 raise AssertionError(f"not shown within {timeout:g} s: {text!r}; shown:\n{fresh}")
             self._pump(min(left, 0.2))
 
+    def wait_until_reading(self, timeout: float = 20.0) -> None:
+        """Wait until the command sleeps waiting for a key.
+
+        CPython's readline sees a SIGINT only while it waits in select(): a Ctrl+C that lands
+        while it is still echoing the last key is kept until the line ends. A person's Ctrl+C
+        comes long after the echo; a test's comes right after it unless it waits here.
+        """
+        deadline = time.monotonic() + timeout
+        asleep = 0
+        while asleep < 3:  # three looks in a row, 50 ms apart
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still busy after {timeout:g} s")
+            self._pump(0.05)
+            asleep = asleep + 1 if _waits_for_input(self.proc.pid) else 0
+
     def wait(self, timeout: float = 20.0) -> int:
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None and time.monotonic() < deadline:
@@ -98,3 +117,17 @@ class Terminal:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _waits_for_input(pid: int) -> bool:
+    """The process's main thread sleeps in select() or poll() (where the kernel says)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+        with open(f"/proc/{pid}/wchan") as wchan:
+            waiting_in = wchan.read()
+    except OSError:
+        return False
+    if waiting_in in ("", "0"):  # the kernel hides it: sleeping is the best sign left
+        return state == "S"
+    return state == "S" and ("poll" in waiting_in or "select" in waiting_in)

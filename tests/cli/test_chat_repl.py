@@ -103,7 +103,8 @@ def test_ctrl_c_stops_a_reply_keeps_it_and_the_conversation_goes_on(
 
 def test_ctrl_c_at_the_prompt_clears_the_line(repl: Terminal, env: dict[str, str]) -> None:
     repl.send("half a thought")
-    repl.expect("half a thought")  # readline has it (a Ctrl+C before it runs waits for a key)
+    repl.expect("half a thought")
+    repl.wait_until_reading()
     repl.send(CTRL_C)
     repl.expect(PROMPT)
     repl.line("a whole one")
