@@ -20,6 +20,7 @@ from typing import Any
 from clawback.core.demo import build_demo_home
 from clawback.core.demo.chat import SESSION_ID as DEMO_CHAT_SESSION
 from clawback.core.home import Home
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
@@ -30,15 +31,29 @@ SIZE = (130, 38)
 SMALL = (80, 24)  # below the narrow threshold: one pane at a time
 
 
+def steady_cursors(app: App[Any]) -> None:
+    """Show every text cursor without blinking, as a picture must.
+
+    Textual 8.2's TextArea keeps rendered lines under a key that stops seeing the cursor once
+    blinking is off: a line painted while the blink had hidden it would be reused without it
+    (a slow machine takes the picture long after the first half-second blink), so that cache
+    is dropped after the switch.
+    """
+    for widget in app.query("Input, TextArea"):
+        if isinstance(widget, Input | TextArea):
+            widget.cursor_blink = False
+        if isinstance(widget, TextArea):
+            widget.notify_style_update()
+            widget.refresh()
+
+
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait for every worker (but the watcher, which is off here) and a quiet screen."""
     app = pilot.app
     for _ in range(3):
         await pilot.pause()
         await app.workers.wait_for_complete()
-    for widget in app.query("Input, TextArea"):
-        if isinstance(widget, Input | TextArea):
-            widget.cursor_blink = False
+    steady_cursors(app)
     await pilot.pause()
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from clawback.core.home import Home
 from clawback.tui.app import make_app
+from clawback.tui.screenshots import steady_cursors
 from textual.pilot import Pilot
-from textual.widgets import Input, TextArea
 
 from .conftest import SIZE
 from .pilot import settle
@@ -41,9 +41,7 @@ def steady(*keys: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
-        for widget in pilot.app.query("Input, TextArea"):
-            assert isinstance(widget, Input | TextArea)
-            widget.cursor_blink = False
+        steady_cursors(pilot.app)
         await pilot.pause()
 
     return run_before
