@@ -1,6 +1,6 @@
 """What Claude Code sends a hook on stdin, as one typed record.
 
-The fields are the ones Claude Code 2.1.328 sends (``../shared/claude-cli/hooks/events.jsonl``):
+The fields are the ones Claude Code 2.1.328 sends (the tests replay a capture of each kind):
 every event carries ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``;
 ``SessionStart`` adds ``source`` (``startup``, ``resume``, ``clear``, ``compact``),
 ``UserPromptSubmit`` ``prompt``, ``PreCompact`` ``trigger`` and ``custom_instructions``, ``Stop``

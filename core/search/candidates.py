@@ -99,9 +99,9 @@ def _candidates(
     db: Queryable, plan: QueryPlan, filters: SearchFilters, depth: int, score_cap: int
 ) -> list[Candidate]:
     found: list[Candidate] = []
-    # A question is answered by its content words alone: measured on the question set's dev
-    # half, putting the messages holding every content word first lost (keyword recall@10
-    # 72.7% against 75.8%, MRR 0.41 against 0.51), and it costs a second ranked query.
+    # A question is answered by its content words alone: putting the messages that hold every
+    # content word first ranks worse on the question set (docs/search-quality.md) and costs a
+    # second ranked query.
     if plan.strict is not None and (not plan.natural or plan.loose is None):
         strict = expand_prefixes(db, plan.strict)
         rows, _ = ranked(db, plan.query, strict, filters, depth, 0, score_cap)
@@ -109,7 +109,7 @@ def _candidates(
     if plan.loose is not None and (plan.natural or len(found) < FEW):
         loose = expand_prefixes(db, plan.loose)
         seen = {item.id for item in found}
-        cap = score_cap  # the newest matches, as the strict side (README: big archives)
+        cap = score_cap  # the newest matches, as the strict side
         said = replace(filters, conversational=True) if LOOSE_CONVERSATIONAL else filters
         rows, _ = ranked(db, plan.query, loose, said, depth, 0, cap)
         found += [
@@ -144,9 +144,7 @@ def _replies(
 ) -> list[Candidate]:
     """The person's reply to each of a question's first :data:`REPLIES_OF` assistant hits, at
     :data:`REPLY_SHARE` of its score: what was decided is often the answer to a proposal ("ok,
-    let's do vite"), holding none of the question's words that the proposal holds. Measured on
-    the question set (docs/embeddings.md): two more held-out questions in hybrid's first 10,
-    dev, paraphrases and controls unchanged."""
+    let's do vite"), holding none of the question's words that the proposal holds."""
     first = {item.id: item for item in hits[:REPLIES_OF]}
     if not first:
         return []

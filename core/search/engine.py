@@ -2,12 +2,12 @@
 
 Every hit points at its exact place (file key and 1-based line), so a viewer can jump to it.
 Matches are never pulled into Python to be sorted or cut: SQLite does ``ORDER BY rank LIMIT``.
-On very large archives two query plans keep typing responsive (see ``README.md``, "Search on
-big archives"): short prefixes (1-3 letters) are answered newest-first, which FTS5 can stop early
-on, and other queries rank at most ``score_cap`` of the newest matches.
+On very large archives two query plans keep typing responsive (docs/benchmarks.md, "Prefixes
+and big archives"): short prefixes (1-3 letters) are answered newest-first, which FTS5 can stop
+early on, and other queries rank at most ``score_cap`` of the newest matches.
 
 Semantic and hybrid modes add a vector side (``NearestChunks``, built by
-``embeddings.semantic``): each side brings its best :data:`CANDIDATES`, ``embeddings.fusion``
+``embeddings.semantic``): each side brings its best :data:`CANDIDATES`, ``search.fusion``
 merges them, and every hit says which side found it. This module never imports numpy, so
 keyword search costs the same whether or not embeddings are installed.
 """
