@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
+from clawback.core.archive.origins import CHANNELS
 from clawback.core.archive.sessions import (
+    SessionSummary,
     export_markdown,
     list_conversations,
     list_sessions,
@@ -199,17 +201,25 @@ def sessions(
     # The project column names what --project matches: the working folder's own name.
     named = [_cut(_one_line(row.project) or "-", 16) for row in rows]
     project_width = max(len(name) for name in named)
-    for row, prefix, project_shown in zip(rows, prefixes, named, strict=True):
+    # The source as --source names it, and the channel a chat came through ("native · Telegram").
+    origins = [_origin(row) for row in rows]
+    origin_width = max(len(origin) for origin in origins)
+    for row, prefix, project_shown, origin in zip(rows, prefixes, named, origins, strict=True):
         when = (row.updated_at or "")[:16].replace("T", " ")
         missing = " [yellow](source deleted)[/]" if row.source_missing else ""
         title = _one_line(row.title)[:80]
         out.print(
-            f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{row.source:11}[/] "
+            f"[dim]{escape(prefix):{width}}[/] {when} [magenta]{origin:{origin_width}}[/] "
             f"[cyan]{escape(project_shown):{project_width}}[/] "
             f"{row.message_count:5} msgs  {escape(title)}{missing}"
         )
     if deleted and any(row.source == Source.CLAUDE_CODE.value for row in rows):
         err.print("Write a Claude Code session back with `clawback restore ID`.")
+
+
+def _origin(row: SessionSummary) -> str:
+    channel = row.channel
+    return f"{row.source} · {CHANNELS.get(channel, channel)}" if channel else row.source
 
 
 def _one_line(text: str | None) -> str:

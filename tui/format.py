@@ -9,42 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from clawback.core.archive.origins import SOURCES as SOURCES  # the archive's wording
+from clawback.core.archive.origins import origin_label as origin_label
+from clawback.core.archive.origins import source_label as source_label
 from clawback.core.archive.sessions import project_name
-from clawback.core.errors import SessionKeyError
-from clawback.core.formats.session_keys import parse_session_key
 from clawback.core.search.engine import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
 from textual.content import Content
 
-SOURCES = {
-    "native": "clawback",
-    "claude-code": "Claude Code",
-    "openclaw": "OpenClaw",
-    "memory": "memory",
-}
-CHANNELS = {"telegram": "Telegram"}
 MATCH_STYLE = "bold $text-accent on $accent 25%"
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.S)
-
-
-def source_label(source: str) -> str:
-    return SOURCES.get(source, source)
-
-
-def origin_label(source: str, key: str | None) -> str:
-    """The source, and for clawback's own chats the channel they came through: "clawback ·
-    Telegram" for a gateway's group or per-peer chat, "clawback · gateway" for the main session
-    the gateways' DMs share (``agent:<id>:main``); a terminal chat (``local:<user>``) is plain."""
-    label = source_label(source)
-    if source != "native" or not key or not key.startswith("agent:"):
-        return label
-    try:
-        parsed = parse_session_key(key)
-    except SessionKeyError:
-        return label
-    if parsed.channel:
-        return f"{label} · {CHANNELS.get(parsed.channel, parsed.channel)}"
-    return f"{label} · gateway" if parsed.kind == "main" else label
 
 
 def local_time(ts: str | None, *, with_date: bool = True) -> str:

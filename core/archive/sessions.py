@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from clawback.core.archive.catalog import NOT_REPEATED
+from clawback.core.archive.origins import session_channel
 from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError
 
@@ -35,8 +36,13 @@ class SessionSummary:
         """The project's name (its folder's own name): what ``--project`` matches part of."""
         return project_name(self.cwd) if self.cwd else None
 
+    @property
+    def channel(self) -> str | None:
+        """``telegram`` for a chat that came through it (see :func:`session_channel`)."""
+        return session_channel(self.source, self.key)
+
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "project": self.project}
+        return {**asdict(self), "project": self.project, "channel": self.channel}
 
 
 _SESSION_COLUMNS = """id, source, coalesce(label, title, first_prompt, '(untitled)'), key, label,

@@ -50,3 +50,16 @@ def test_the_session_list_names_the_channel_a_chat_came_through() -> None:
     assert origin_label("native", "local:alice") == "clawback"
     assert origin_label("openclaw", "agent:main:telegram:dm:42") == "OpenClaw"
     assert origin_label("native", "agent:bad key") == "clawback"
+
+
+async def test_clawback_sessions_names_the_channel_a_chat_came_through(
+    home: Home, standin: TelegramStandin, fake_claude: FakeClaude
+) -> None:
+    async with run_gateway(home, standin) as running:
+        standin.push("hi", chat_id=ALICE, user_id=ALICE)
+        await running.settle(1)
+    listed = await asyncio.to_thread(run_cli, "sessions", home=home.paths.home)
+    as_json = await asyncio.to_thread(run_cli, "sessions", "--json", home=home.paths.home)
+    assert "native · gateway" in listed.stdout  # DMs share the main session by default
+    [session] = json.loads(as_json.stdout)
+    assert session["key"] == "agent:main:main" and session["channel"] == "gateway"
