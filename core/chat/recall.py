@@ -48,10 +48,10 @@ __all__ = [
     "DETAIL_SHARE",
     "KNOWLEDGE_SHARE",
     "Asked",
-    "Fact",
     "FactsProvider",
     "RecallBlock",
     "RecallHit",
+    "RecalledFact",
     "asked",
     "build_recall_block",
     "recall",
@@ -86,7 +86,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class Fact:
+class RecalledFact:
     """One piece of knowledge a facts provider returns; higher ``score`` is more relevant."""
 
     text: str
@@ -95,7 +95,7 @@ class Fact:
     id: int | str | None = None
 
 
-FactsProvider = Callable[[str, int], Sequence[Fact]]
+FactsProvider = Callable[[str, int], Sequence[RecalledFact]]
 """``(query, limit) -> facts``, best first. Supplied by the memory lifecycle (``core/facts.py``)."""
 
 
@@ -128,7 +128,7 @@ class RecallBlock:
 
     query: str
     cap: int
-    knowledge: list[Fact] = field(default_factory=list)
+    knowledge: list[RecalledFact] = field(default_factory=list)
     details: list[RecallHit] = field(default_factory=list)
 
     @property
@@ -212,7 +212,7 @@ def search_archive(
     min_coverage: float = 0.0,
     filters: SearchFilters | None = None,
     project: str | None = None,
-) -> tuple[list[RecallHit], list[Fact]]:
+) -> tuple[list[RecallHit], list[RecalledFact]]:
     """The best ``limit`` hits for a turn's ``questions`` (:func:`asked`), through the one
     search every client uses (``search.front``), and the facts near them in meaning.
 
@@ -244,7 +244,7 @@ def search_archive(
     filters = replace(filters or SearchFilters(), conversational=True)
     scored: dict[int, float] = {}
     held: dict[int, float] = {}
-    facts: dict[int | str | None, Fact] = {}
+    facts: dict[int | str | None, RecalledFact] = {}
     for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         results = find(
@@ -341,7 +341,7 @@ def _answer_restated(
     rows.update(_hit_rows(db, [entry_id for entry_id in ranked if entry_id not in rows]))
 
 
-def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[Fact]:
+def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list[RecalledFact]:
     """Current facts among the neighbours whose text is still what was embedded."""
     wanted = {-chunk: (digest, similarity) for chunk, digest, similarity in close if chunk < 0}
     if not wanted:
@@ -352,7 +352,7 @@ def _close_facts(db: Queryable, close: Sequence[tuple[int, int, float]]) -> list
         list(wanted),
     ).fetchall()
     return [
-        Fact(text=content, score=wanted[fact_id][1], kind=kind, id=fact_id)
+        RecalledFact(text=content, score=wanted[fact_id][1], kind=kind, id=fact_id)
         for fact_id, kind, content, context in rows
         if text_hash(fact_text(kind, content, context)) == wanted[fact_id][0]
     ]
@@ -390,7 +390,7 @@ def fragment(text: str, terms: Sequence[str], width: int = FRAGMENT_CHARS) -> st
     return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
 
 
-def _fact_line(fact: Fact) -> str:
+def _fact_line(fact: RecalledFact) -> str:
     stamp = [prompt_field(fact.kind, FIELD_CHARS)]
     if isinstance(fact.id, int):
         stamp.append(f"ref: {fact_ref(fact.id)}")
@@ -412,7 +412,7 @@ def _detail_line(hit: RecallHit) -> str:
     return neutralise_wrappers(f"- [{label}] {' '.join(hit.text.split())}")
 
 
-def render_block(knowledge: Sequence[Fact], details: Sequence[RecallHit]) -> str:
+def render_block(knowledge: Sequence[RecalledFact], details: Sequence[RecallHit]) -> str:
     """The block's text (empty when there is nothing to recall)."""
     if not knowledge and not details:
         return ""
@@ -429,7 +429,7 @@ def _lines_tokens(lines: Iterable[str]) -> int:
     return sum(estimate_tokens(line + "\n") for line in lines)
 
 
-_Scored = TypeVar("_Scored", Fact, RecallHit)
+_Scored = TypeVar("_Scored", RecalledFact, RecallHit)
 
 
 def _drop_lowest(items: list[_Scored]) -> None:
@@ -440,7 +440,7 @@ def _drop_lowest(items: list[_Scored]) -> None:
 
 def build_recall_block(
     query: str,
-    knowledge: Sequence[Fact],
+    knowledge: Sequence[RecalledFact],
     details: Sequence[RecallHit],
     cap: int,
 ) -> RecallBlock:
@@ -520,7 +520,7 @@ def recall(
         details.append(replace(hit, text=fragment(hit.text, terms)))
         if len(details) >= limit:
             break
-    facts: list[Fact] = list(close_facts)
+    facts: list[RecalledFact] = list(close_facts)
     if facts_provider is not None:
         provided = list(facts_provider(query, limit))
         texts_of = [fact.text for fact in provided]

@@ -28,8 +28,7 @@ from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.formats.native import compaction_event
-from clawback.core.memory.extraction import TranscriptMessage as ExtractionMessage
-from clawback.core.memory.extraction import extract
+from clawback.core.memory.extraction import ExtractionMessage, extract
 from clawback.core.memory.facts import Action, FactChange, FactStore
 from clawback.core.memory.flush import HistoryOf, IndexPath, is_no_reply
 from clawback.core.memory.ledger import CompactionRecord, compacted_messages, list_compactions

@@ -31,7 +31,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "Extraction",
     "ExtractionError",
-    "TranscriptMessage",
+    "ExtractionMessage",
     "extract",
     "parse_extraction",
     "render_transcript",
@@ -120,7 +120,7 @@ class ExtractionError(ClaudeError):
 
 
 @dataclass(frozen=True)
-class TranscriptMessage:
+class ExtractionMessage:
     """One message to extract from. ``message_id`` is the source's id (stored on facts)."""
 
     role: str
@@ -148,17 +148,17 @@ def _cut(text: str, limit: int) -> str:
 
 
 def render_transcript(
-    messages: Sequence[TranscriptMessage],
+    messages: Sequence[ExtractionMessage],
     *,
     max_chars: int = MAX_TRANSCRIPT_CHARS,
     max_message_chars: int = MAX_MESSAGE_CHARS,
-) -> tuple[str, dict[str, TranscriptMessage]]:
+) -> tuple[str, dict[str, ExtractionMessage]]:
     """The labelled, masked transcript the model reads, and each label's message.
 
     Over ``max_chars``, messages are dropped from the middle (a conversation's opening says
     what it is about, its end how it came out), and a marker says how many.
     """
-    labelled: list[tuple[str, str, TranscriptMessage]] = []
+    labelled: list[tuple[str, str, ExtractionMessage]] = []
     for message in messages:
         text = mask_secrets(message.text.strip())
         if not text:
@@ -194,7 +194,7 @@ def render_transcript(
     return "\n\n".join(kept), by_label
 
 
-def build_prompt(messages: Sequence[TranscriptMessage]) -> tuple[str, dict[str, TranscriptMessage]]:
+def build_prompt(messages: Sequence[ExtractionMessage]) -> tuple[str, dict[str, ExtractionMessage]]:
     transcript, by_label = render_transcript(messages)
     return PROMPT_HEADER + transcript + PROMPT_FOOTER, by_label
 
@@ -207,7 +207,7 @@ def _text(value: Any, limit: int) -> str:
 
 def parse_extraction(
     payload: Any,
-    by_label: Mapping[str, TranscriptMessage],
+    by_label: Mapping[str, ExtractionMessage],
     *,
     conversation_id: int | None = None,
     session_id: str | None = None,
@@ -250,7 +250,7 @@ def parse_extraction(
 
 async def extract(
     runner: ClaudeRunner,
-    messages: Sequence[TranscriptMessage],
+    messages: Sequence[ExtractionMessage],
     *,
     conversation_id: int | None = None,
     session_id: str | None = None,

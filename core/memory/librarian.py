@@ -33,7 +33,7 @@ from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError
 from clawback.core.locking import WriterLock
-from clawback.core.memory.extraction import TranscriptMessage, extract
+from clawback.core.memory.extraction import ExtractionMessage, extract
 from clawback.core.memory.facts import Action, FactChange, FactStore
 from clawback.core.paths import PRIVATE_FILE, Paths, ensure_private_dir
 from clawback.core.records import Kind
@@ -202,7 +202,7 @@ class Librarian:
             )
         return cursor.rowcount == 1
 
-    def messages(self, conversation_id: int) -> list[TranscriptMessage]:
+    def messages(self, conversation_id: int) -> list[ExtractionMessage]:
         """A conversation's main-thread conversational messages, long blocks re-joined."""
         rows = self.db.execute(
             """SELECT e.role, e.kind, e.ts, e.uuid, e.session_id, group_concat(e.text, ''),
@@ -219,7 +219,7 @@ class Librarian:
                 text = f"(tool call) {display or text}"
             elif kind == Kind.COMPACTION:
                 text = f"(summary of earlier messages) {text}"
-            found.append(TranscriptMessage(role, text or "", ts, uuid, session_id))
+            found.append(ExtractionMessage(role, text or "", ts, uuid, session_id))
         return found
 
     # -- processing -------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from clawback.core.chat.engine import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat.recall import Fact, build_recall_block
+from clawback.core.chat.recall import RecalledFact, build_recall_block
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import (
@@ -173,7 +173,7 @@ async def test_nopartial_stream_still_delivers_the_reply(
 async def test_recalled_blocks_are_never_stored(
     engine: ChatEngine, fake_claude: FakeClaude
 ) -> None:
-    block = build_recall_block("q", [Fact("secret fact", 1.0)], [], 500).text
+    block = build_recall_block("q", [RecalledFact("secret fact", 1.0)], [], 500).text
     fake_claude.reply(f"Sure.\n{block}\nDone.")
     outcome = await run_turn(engine, f"look\n{block}\nat this", key=KEY)
     stored = messages(outcome.session)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from clawback.core.chat.engine import ChatEngine, LiveConversations, ReplyDelta, TurnFinished
-from clawback.core.chat.recall import Fact
+from clawback.core.chat.recall import RecalledFact
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import ClaudeKilled, ClaudeOverloaded, ClaudeTimeout
 from clawback.core.formats.native import compaction_event
@@ -81,8 +81,8 @@ async def test_turns_go_to_one_process_each_sending_only_what_is_new(
 async def test_a_live_turns_recalled_block_goes_before_its_message_and_is_never_stored(
     home: Home, fake_claude: FakeClaude, clock: Clock
 ) -> None:
-    def facts(query: str, limit: int) -> list[Fact]:
-        return [Fact("We plant Black Krim tomatoes in May.", 1.0, "decision", 1)]
+    def facts(query: str, limit: int) -> list[RecalledFact]:
+        return [RecalledFact("We plant Black Krim tomatoes in May.", 1.0, "decision", 1)]
 
     runner = fake_claude.runner()
     engine = make_engine(home, clock, runner=runner, facts_provider=facts,
@@ -107,8 +107,8 @@ async def test_what_a_live_process_was_given_is_not_recalled_again(
     """Each recalled block stays in the process's context: the next turns leave out what
     an earlier one brought (the same fact found again each turn)."""
 
-    def facts(query: str, limit: int) -> list[Fact]:
-        return [Fact("We plant Black Krim tomatoes in May.", 1.0, "decision", 1)]
+    def facts(query: str, limit: int) -> list[RecalledFact]:
+        return [RecalledFact("We plant Black Krim tomatoes in May.", 1.0, "decision", 1)]
 
     runner = fake_claude.runner()
     engine = make_engine(home, clock, runner=runner, facts_provider=facts,

@@ -15,7 +15,7 @@ from clawback.core.chat.prompt import (
     render_message,
     smart_trim,
 )
-from clawback.core.chat.recall import Fact, RecallBlock, build_recall_block
+from clawback.core.chat.recall import RecallBlock, RecalledFact, build_recall_block
 from clawback.core.config import ChatConfig
 from clawback.core.tokens import estimate_tokens
 
@@ -60,7 +60,7 @@ def test_a_first_turn_is_the_bare_message() -> None:
 
 
 def test_parts_come_in_order() -> None:
-    block = build_recall_block("q", [Fact("Alice likes tea", 1.0)], [], 1000)
+    block = build_recall_block("q", [RecalledFact("Alice likes tea", 1.0)], [], 1000)
     recaller = FixedRecaller(block)
     history = History("Earlier: they talked about tea.", conversation(2, 30))
     prompt = assemble(ChatConfig(), history, "more tea?", recaller=recaller)
@@ -85,7 +85,7 @@ def test_parts_come_in_order() -> None:
 
 
 def test_recall_can_be_turned_off() -> None:
-    recaller = FixedRecaller(build_recall_block("q", [Fact("x", 1.0)], [], 1000))
+    recaller = FixedRecaller(build_recall_block("q", [RecalledFact("x", 1.0)], [], 1000))
     prompt = assemble(ChatConfig(recall=False), History(), "tea?", recaller=recaller)
     assert prompt.recalled is None and recaller.calls == []
 
@@ -152,7 +152,7 @@ def test_bm25_prefers_the_matching_document() -> None:
 def test_assembly_trims_to_window_minus_reserve_minus_recall_cap() -> None:
     chat = ChatConfig(context_window=20_000, reserve_tokens=4_000, recall_hard_cap_tokens=4_000)
     history = History("a summary", conversation(80, 600))
-    recaller = FixedRecaller(build_recall_block("q", [Fact("a fact", 1.0)], [], 1000))
+    recaller = FixedRecaller(build_recall_block("q", [RecalledFact("a fact", 1.0)], [], 1000))
     prompt = assemble(chat, history, "next?", recaller=recaller)
     # the cap is min(4000, 10% of 20000) = 2000, so the rest must fit 20000 - 4000 - 2000
     assert prompt.budget == 14_000

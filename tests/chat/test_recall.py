@@ -9,7 +9,7 @@ import pytest
 from clawback.core.chat.recall import (
     CLOSE_TAG,
     OPEN_TAG,
-    Fact,
+    RecalledFact,
     RecallHit,
     build_recall_block,
     recall,
@@ -70,7 +70,9 @@ def test_cap_is_the_smaller_of_the_hard_cap_and_a_tenth_of_the_window() -> None:
 
 
 def test_block_shape() -> None:
-    block = build_recall_block("q", [Fact("Alice uses uv", 0.9, "config")], [hit(1, 0.5)], 4000)
+    block = build_recall_block(
+        "q", [RecalledFact("Alice uses uv", 0.9, "config")], [hit(1, 0.5)], 4000
+    )
     text = block.text
     assert text.startswith(OPEN_TAG) and text.endswith(CLOSE_TAG)
     assert "<knowledge>\n- [config] Alice uses uv\n</knowledge>" in text
@@ -80,7 +82,9 @@ def test_block_shape() -> None:
 
 def test_block_never_exceeds_its_cap_and_drops_lowest_details_first() -> None:
     hits = [hit(n, score) for n, score in enumerate([0.9, 0.1, 0.5, 0.7, 0.3, 0.8], 1)]
-    facts = [Fact(f"fact {n} " + "f" * 60, score) for n, score in enumerate([0.2, 0.9, 0.5], 1)]
+    facts = [
+        RecalledFact(f"fact {n} " + "f" * 60, score) for n, score in enumerate([0.2, 0.9, 0.5], 1)
+    ]
     cap = 300
     block = build_recall_block("q", facts, hits, cap)
     assert block.tokens <= cap
@@ -93,7 +97,7 @@ def test_block_never_exceeds_its_cap_and_drops_lowest_details_first() -> None:
 
 
 def test_knowledge_goes_only_after_every_detail() -> None:
-    facts = [Fact("a fact " + "f" * 30, 0.5), Fact("another " + "g" * 30, 0.1)]
+    facts = [RecalledFact("a fact " + "f" * 30, 0.5), RecalledFact("another " + "g" * 30, 0.1)]
     # the detail alone is larger than its 70% share, so it is dropped; knowledge stays
     block = build_recall_block("q", facts, [hit(1, 0.99, "d" * 900)], 200)
     assert block.details == [] and len(block.knowledge) == 2 and block.tokens <= 200
@@ -110,7 +114,7 @@ def test_fragments_cannot_close_the_block() -> None:
 
 
 def test_strip_recalled() -> None:
-    block = build_recall_block("q", [Fact("x", 1.0)], [], 1000).text
+    block = build_recall_block("q", [RecalledFact("x", 1.0)], [], 1000).text
     assert strip_recalled(f"before\n{block}\nafter") == "before\nafter"
     assert strip_recalled("no block here <recalled-context") == "no block here <recalled-context"
 
@@ -172,9 +176,12 @@ def test_recall_knowledge_from_a_facts_provider(home: Home, cc_root: Path) -> No
     _archive(home, cc_root)
     asked: list[tuple[str, int]] = []
 
-    def facts(query: str, limit: int) -> list[Fact]:
+    def facts(query: str, limit: int) -> list[RecalledFact]:
         asked.append((query, limit))
-        return [Fact("Alice grows Black Krim tomatoes", 0.8, "decision"), Fact("  ", 0.9)]
+        return [
+            RecalledFact("Alice grows Black Krim tomatoes", 0.8, "decision"),
+            RecalledFact("  ", 0.9),
+        ]
 
     block = recall(home.db, ["tomatoes?"], cap=2000, facts_provider=facts)
     assert asked and asked[0][0] == "tomatoes"

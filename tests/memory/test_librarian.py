@@ -23,7 +23,7 @@ from clawback.core.claude.runner import ClaudeRunner, TurnResult
 from clawback.core.home import Home
 from clawback.core.memory.extraction import (
     EXTRACTION_SCHEMA,
-    TranscriptMessage,
+    ExtractionMessage,
     extract,
     render_transcript,
 )
@@ -91,13 +91,13 @@ def ingest(home: Home, *files: Path) -> None:
 async def test_extraction_reads_structured_output(fake_claude: FakeClaude) -> None:
     fake_claude.structured(PAYLOAD)
     messages = [
-        TranscriptMessage("user", "Which database for billing?", "2026-11-20T10:00:00.000Z",
+        ExtractionMessage("user", "Which database for billing?", "2026-11-20T10:00:00.000Z",
                           "uuid-1", "s1"),
-        TranscriptMessage("assistant", f"PostgreSQL 16. The key is {KEY}",
+        ExtractionMessage("assistant", f"PostgreSQL 16. The key is {KEY}",
                           "2026-11-20T10:01:00.000Z", "uuid-2", "s1"),
-        TranscriptMessage("user", "   ", None, "uuid-x", "s1"),  # empty: not labelled
-        TranscriptMessage("user", "And the port?", "2026-11-20T10:02:00.000Z", "uuid-3", "s1"),
-        TranscriptMessage("assistant", "5432", "2026-11-20T10:03:00.000Z", "uuid-4", "s1"),
+        ExtractionMessage("user", "   ", None, "uuid-x", "s1"),  # empty: not labelled
+        ExtractionMessage("user", "And the port?", "2026-11-20T10:02:00.000Z", "uuid-3", "s1"),
+        ExtractionMessage("assistant", "5432", "2026-11-20T10:03:00.000Z", "uuid-4", "s1"),
     ]  # fmt: skip
     extraction = await extract(fake_claude.runner(), messages, conversation_id=7, session_id="s1")
     assert extraction.summary == PAYLOAD["summary"]
@@ -119,24 +119,24 @@ async def test_extraction_reads_structured_output(fake_claude: FakeClaude) -> No
 
 async def test_extraction_with_the_fakes_default_answer(fake_claude: FakeClaude) -> None:
     """Without a scripted payload the fake builds one from the schema: still parsed."""
-    extraction = await extract(fake_claude.runner(), [TranscriptMessage("user", "hello there")])
+    extraction = await extract(fake_claude.runner(), [ExtractionMessage("user", "hello there")])
     assert extraction.summary.startswith("ECHO: ")
     assert [f.type for f in extraction.facts] == ["decision"]
 
 
 async def test_nothing_to_read_costs_no_call(fake_claude: FakeClaude) -> None:
-    extraction = await extract(fake_claude.runner(), [TranscriptMessage("user", "  \n ")])
+    extraction = await extract(fake_claude.runner(), [ExtractionMessage("user", "  \n ")])
     assert (extraction.summary, extraction.facts) == ("", [])
     assert fake_claude.calls() == []
 
 
 def test_long_transcripts_are_cut_in_the_middle() -> None:
-    messages = [TranscriptMessage("user", f"message {i} " + "x" * 90) for i in range(100)]
+    messages = [ExtractionMessage("user", f"message {i} " + "x" * 90) for i in range(100)]
     text, labels = render_transcript(messages, max_chars=2_000)
     assert len(text) < 2_400 and len(labels) == 100
     assert text.startswith("[m1] User: message 0 ") and "[m100] User: message 99 " in text
     assert "messages omitted" in text and "[m50]" not in text
-    long = render_transcript([TranscriptMessage("user", "a" * 500 + "b" * 500)],
+    long = render_transcript([ExtractionMessage("user", "a" * 500 + "b" * 500)],
                              max_message_chars=300)[0]  # fmt: skip
     assert "characters cut" in long and long.endswith("b" * 100)
 

@@ -16,8 +16,8 @@ from clawback.core.memory.facts.records import (
     Decision,
     Fact,
     NewFact,
-    clean_text,
     fact_from_row,
+    fact_text,
     same_source,
 )
 from clawback.core.memory.facts.rules import (
@@ -32,7 +32,7 @@ from clawback.core.memory.facts.rules import (
 
 def decide(db: Any, new: NewFact) -> Decision:
     """Which rule applies to ``new`` (nothing is written)."""
-    incoming = tokenize(clean_text(new.content))
+    incoming = tokenize(fact_text(new.content))
     rows = db.execute(
         f"SELECT {COLUMNS} FROM facts WHERE superseded_by IS NULL AND type = ?",
         (new.type,),

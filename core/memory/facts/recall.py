@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from clawback.core.chat.recall import Fact as RecallFact
-from clawback.core.chat.recall import FactsProvider
+from clawback.core.chat.recall import FactsProvider, RecalledFact
 from clawback.core.db import Queryable
 from clawback.core.memory.facts.records import Fact
 from clawback.core.memory.facts.rules import recall_words
@@ -18,7 +17,7 @@ RECALL_LIMIT = 8
 _RECALL_TERMS = 32  # most query words sent to FTS5 for recall
 
 
-def facts_for_recall(db: Queryable, query: str, limit: int = RECALL_LIMIT) -> list[RecallFact]:
+def facts_for_recall(db: Queryable, query: str, limit: int = RECALL_LIMIT) -> list[RecalledFact]:
     """Active facts sharing any meaningful word with ``query``, best first, as recall's
     ``<knowledge>`` lines. Reads only: the recall hook passes a plain read connection.
 
@@ -31,7 +30,9 @@ def facts_for_recall(db: Queryable, query: str, limit: int = RECALL_LIMIT) -> li
     match = " OR ".join(f'"{w}"' for w in words[:_RECALL_TERMS])
     ranked = ranked_facts(db, match, limit=limit, type=None, include_superseded=False)
     return [
-        RecallFact(text=_recall_text(fact), score=score_from_rank(rank), kind=fact.type, id=fact.id)
+        RecalledFact(
+            text=_recall_text(fact), score=score_from_rank(rank), kind=fact.type, id=fact.id
+        )
         for fact, rank in ranked
     ]
 

@@ -3,7 +3,7 @@ and what was done, and the text form every stored fact goes through.
 
 Apart from the store so the rules (:mod:`.decide`), recall (:mod:`.recall`) and the clients that
 only show facts share them without the writing code. Stored text must always have been through
-:func:`clean_text` (secrets masked).
+:func:`fact_text` (secrets masked).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class FactChange:
         }
 
 
-def clean_text(text: str | None) -> str:
+def fact_text(text: str | None) -> str:
     """Masked, on one line, trimmed: what gets stored and indexed."""
     return " ".join(mask_secrets(text or "").split())
 

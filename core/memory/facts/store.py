@@ -6,7 +6,7 @@ part of the recalled context through :mod:`.recall`. What a new fact does is dec
 :mod:`.decide` with the rules of :mod:`.rules` (``docs/facts.md``).
 
 This module must never delete a fact, never store text that has not been through
-:func:`.records.clean_text` (secrets masked), and never let ``facts_fts`` (an external-content
+:func:`.records.fact_text` (secrets masked), and never let ``facts_fts`` (an external-content
 FTS5 table) drift from ``facts``: every write removes the old row's tokens with FTS5's
 ``'delete'`` command before the new ones go in.
 """
@@ -29,8 +29,8 @@ from clawback.core.memory.facts.records import (
     FactChange,
     NewFact,
     check_type,
-    clean_text,
     fact_from_row,
+    fact_text,
 )
 from clawback.core.memory.facts.rules import Action
 from clawback.core.search.query import build_match
@@ -130,7 +130,7 @@ class FactStore:
     def add(self, new: NewFact) -> FactChange:
         """Store ``new`` by the update rules: ADD, UPDATE, SUPERSEDE or NONE."""
         check_type(new.type)
-        if not clean_text(new.content):
+        if not fact_text(new.content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             decision = self.decide(new)
@@ -160,7 +160,7 @@ class FactStore:
         A superseded fact is history (what was true before): correcting it would change the
         record, not the knowledge, so it is refused; edit the fact that replaced it.
         """
-        if not clean_text(content):
+        if not fact_text(content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             fact = self.get(fact_id)
@@ -195,7 +195,7 @@ class FactStore:
 
         Returns the new fact. By default it counts as written by a person (``edited``).
         """
-        if not clean_text(content):
+        if not fact_text(content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             old = self.get(fact_id)
@@ -226,7 +226,7 @@ class FactStore:
 
     def _insert(self, conn: sqlite3.Connection, new: NewFact, *, edited: bool) -> int:
         now = now_ts()
-        content, context = clean_text(new.content), clean_text(new.context) or None
+        content, context = fact_text(new.content), fact_text(new.context) or None
         cursor = conn.execute(
             """INSERT INTO facts (type, content, context, session_id, message_id,
                    conversation_id, created_at, updated_at, edited, source_ts)
@@ -253,8 +253,8 @@ class FactStore:
 
     def _rewrite(self, conn: sqlite3.Connection, old: Fact, new: NewFact, *, edited: bool) -> None:
         """Replace a fact's text in place (UPDATE rule or a hand edit); provenance follows it."""
-        content = clean_text(new.content)
-        context = clean_text(new.context) or old.context
+        content = fact_text(new.content)
+        context = fact_text(new.context) or old.context
         conn.execute(
             "INSERT INTO facts_fts (facts_fts, rowid, content, context) VALUES ('delete', ?, ?, ?)",
             (old.id, old.content, old.context),
