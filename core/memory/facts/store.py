@@ -160,15 +160,8 @@ class FactStore:
         A superseded fact is history (what was true before): correcting it would change the
         record, not the knowledge, so it is refused; edit the fact that replaced it.
         """
-        if not fact_text(content):
-            raise UsageError("a fact needs some content")
         with self._writing() as conn:
-            fact = self.get(fact_id)
-            if fact.superseded_by is not None:
-                raise UsageError(
-                    f"fact {fact_id} is superseded by fact {fact.superseded_by}; "
-                    "edit that one instead"
-                )
+            fact = self._replaceable(fact_id, content, "edit")
             replacement = NewFact(
                 fact.type,
                 content,
@@ -180,6 +173,19 @@ class FactStore:
             )
             self._rewrite(conn, fact, replacement, edited=True)
         return self.get(fact_id)
+
+    def _replaceable(self, fact_id: int, content: str, verb: str) -> Fact:
+        """The fact ``content`` may replace: active, since a superseded fact is history (what was
+        true before) and changing it would change the record, not the knowledge."""
+        if not fact_text(content):
+            raise UsageError("a fact needs some content")
+        fact = self.get(fact_id)
+        if fact.superseded_by is not None:
+            raise UsageError(
+                f"fact {fact_id} is already superseded by fact {fact.superseded_by}; "
+                f"{verb} that one instead"
+            )
+        return fact
 
     def supersede(
         self,
@@ -195,15 +201,8 @@ class FactStore:
 
         Returns the new fact. By default it counts as written by a person (``edited``).
         """
-        if not fact_text(content):
-            raise UsageError("a fact needs some content")
         with self._writing() as conn:
-            old = self.get(fact_id)
-            if old.superseded_by is not None:
-                raise UsageError(
-                    f"fact {fact_id} is already superseded by fact {old.superseded_by}; "
-                    "supersede that one instead"
-                )
+            old = self._replaceable(fact_id, content, "supersede")
             new = NewFact(
                 old.type,
                 content,
