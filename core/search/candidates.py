@@ -6,8 +6,10 @@ A plan (:mod:`.plan`) has a strict expression (everything typed, AND-ed) and may
 BM25: a message holding every word typed is the best keyword evidence there is; when those
 are fewer than :data:`FEW`, the loose hits follow. A question or sentence is answered by the
 loose expression alone. Loose hits holding less than :data:`LOOSE_FLOOR` of the query (see
-:mod:`.coverage`) are not results. A date window puts the candidates from that time first
-(each part keeps its own order).
+:mod:`.coverage`) are not results. A date window puts the candidates from that time first,
+then those saying every word asked for with the date's own words whenever they were said ("the
+migration runs every Tuesday" for "when did the migration run on Tuesday?": a date reading
+never hides a message holding every word), then the rest (each part keeps its own order).
 
 The list never depends on how many hits a client shows: every caller takes the first N of the
 same list, so ``--limit 3`` shows the first three of what ``--limit 5`` shows.
@@ -58,6 +60,7 @@ class Candidate:
     match: str
     strict: bool = True  # found by the strict expression (every typed word), not the loose one
     held: float = 1.0  # the share of the query it holds (see .coverage)
+    says_date: bool = False  # outside the date's window, but saying the date's words too
 
 
 def keyword_candidates(
@@ -69,6 +72,13 @@ def keyword_candidates(
     narrowed = filters.narrowed(plan.window.since, plan.window.until)
     first = _answers(db, plan, narrowed, depth, score_cap) if narrowed else []
     seen = {item.id for item in first}
+    if plan.said is not None:
+        said = (None, plan.said) if plan.natural else (plan.said, None)
+        saying = replace(plan, strict=said[0], loose=said[1])
+        for item in _answers(db, saying, filters, depth, score_cap):
+            if item.id not in seen:
+                first.append(replace(item, says_date=True))
+                seen.add(item.id)
     rest = [c for c in _answers(db, plan, filters, depth, score_cap) if c.id not in seen]
     return _monotonic(first + rest)[:depth]
 

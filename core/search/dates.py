@@ -10,8 +10,10 @@ docs/dates.md; ``tests/search/test_dates.py`` holds them as a table against a fi
 A date never comes from an ordinary word: a month or weekday that is also an English word ("I
 may", "march on", "the cat sat", "the sun", "we wed") or a name ("Jan said") counts only where
 a person writing a date puts it: after "on", "in", "since", "last", with a day or a year, or
-capitalised where the word alone would be a verb. A false date is worse than none: search puts
-what was said then first, and a question naming only a time lists only what was said then.
+capitalised where the word alone would be a verb. A weekday named alone is a time only in a
+question or a sentence ("what did we do Tuesday?"); among a few keywords ("zebracorn Tuesday")
+it is a word to look for. A false date is worse than none: search puts what was said then
+first, and a question naming only a time lists only what was said then.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+from clawback.core.search.sentence import is_natural
 
 MAX_READ = 2_000  # characters of a query read for a date: a long prompt's tail is pasted text
 
@@ -66,13 +70,16 @@ _END = r"(?![\w'’])"  # not followed by more of a word, nor a possessive ("Jan
 @dataclass(frozen=True, slots=True)
 class DateWindow:
     """``since`` <= time < ``until`` (index timestamps, UTC); ``span``: where the query says it;
-    ``first`` and ``last``: the days it names, in the person's time zone."""
+    ``first`` and ``last``: the days it names, in the person's time zone; ``words``: what of it
+    a message can say as words ("Tuesday", "March", "2025", "2026-01-14"; none for "yesterday"
+    or "3 days ago"), so that search also finds the messages saying them (:func:`said`)."""
 
     since: str
     until: str
     span: tuple[int, int]
     first: date = field(compare=False)
     last: date = field(compare=False)
+    words: tuple[str, ...] = field(default=(), compare=False)
 
     def contains(self, ts: str | None) -> bool:
         return ts is not None and self.since <= ts < self.until
@@ -113,8 +120,25 @@ def date_window(query: str, now: date | datetime | None = None) -> DateWindow | 
     if (found.groupdict().get("lead") or "").lower() in ("since", "from"):
         after = max(after, today + timedelta(days=1))  # "since May": from then until now
     return DateWindow(
-        _stamp(first, zone), _stamp(after, zone), found.span(), first, after - timedelta(days=1)
+        _stamp(first, zone),
+        _stamp(after, zone),
+        found.span(),
+        first,
+        after - timedelta(days=1),
+        said(found),
     )
+
+
+def said(found: re.Match[str]) -> tuple[str, ...]:
+    """The words of a date expression that a message says when it names that date: a weekday, a
+    month, a year, an ISO date. Not a day's number ("3" is not "3rd"), not a name that is also
+    an ordinary word ("may", "sun": every message would say it), not "last", "on", "yesterday"
+    or "3 days ago"."""
+    groups = found.groupdict()
+    if groups.get("y"):
+        return (found.group(0),)
+    names = [groups[name] for name in ("wd", "month", "year") if groups.get(name)]
+    return tuple(n for n in names if n.lower() not in _WORDY_MONTHS | _WORDY_DAYS)
 
 
 def _today(now: date | datetime | None) -> tuple[date, tzinfo | None]:
@@ -201,8 +225,9 @@ def _ago(found: re.Match[str], today: date) -> Days | None:
 
 
 def _weekday(found: re.Match[str], today: date) -> Days | None:
-    """A weekday ("on Tuesday", "last Tuesday", "Tuesday"): the latest before today; "Tuesday before
-    last" the one before that; "this Tuesday" this week's, when it is not still to come."""
+    """A weekday ("on Tuesday", "last Tuesday", "Friday's", "Tuesday" in a question): the latest
+    before today; "Tuesday before last" the one before that; "this Tuesday" this week's, when it
+    is not still to come."""
     name = found["wd"]
     key = name.lower()
     if key in _WORDY_DAYS and not name[0].isupper():
@@ -211,6 +236,9 @@ def _weekday(found: re.Match[str], today: date) -> Days | None:
         found["which"] or found.groupdict().get("lead")
     ):
         return None  # an abbreviation alone ("fri") is no date
+    cued = found["which"] or found.groupdict().get("lead") or found["before_last"]
+    if not (cued or _possessive(found) or is_natural(found.string)):
+        return None  # "zebracorn Tuesday": a word to look for, not a time
     target = WEEKDAYS[key]
     which = (found["which"] or "").lower()
     if which == "this":
@@ -284,6 +312,11 @@ def _month_said(found: re.Match[str]) -> bool:
     if key == "may" and not groups.get("day") and not groups.get("year"):
         return _MAY_VERB.match(found.string, found.end()) is None
     return True
+
+
+def _possessive(found: re.Match[str]) -> bool:
+    """Whether the expression is followed by 's, as in "Friday's standup" (a time's own)."""
+    return found.string[found.end() : found.end() + 2].replace("’", "'") == "'s"
 
 
 def _count(found: re.Match[str]) -> int | None:

@@ -342,7 +342,8 @@ def _vector_search(
         if recency:
             fused = boost_recent(fused, stamps)
         if plan.window is not None:
-            fused = by_window(fused, stamps, plan.window)
+            says_date = {item.id for item in keyword if item.says_date}
+            fused = by_window(fused, stamps, plan.window, says_date)
     strict = [pair for pair, item in zip(ranked_keyword, keyword, strict=True) if item.strict]
     ordered = first_page(fused, strict, ranked_keyword)[: offset + limit]
     # Found by meaning alone (the words found nothing): each hit shows its similarity.

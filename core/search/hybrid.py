@@ -216,7 +216,20 @@ def _age_days(ts: str | None, now: datetime) -> float | None:
         return None
 
 
-def by_window(fused: list[Fused], stamps: dict[int, str | None], window: DateWindow) -> list[Fused]:
-    """The hits from the time the query names first, each part in its own order."""
-    inside = [item for item in fused if window.contains(stamps.get(item.id))]
-    return inside + [item for item in fused if not window.contains(stamps.get(item.id))]
+def by_window(
+    fused: list[Fused],
+    stamps: dict[int, str | None],
+    window: DateWindow,
+    says_date: set[int] | frozenset[int] = frozenset(),
+) -> list[Fused]:
+    """The hits from the time the query names first, then those saying the date's words as well
+    as the query's (``says_date``, see ``search.candidates``), each part in its own order."""
+    inside: list[Fused] = []
+    saying: list[Fused] = []
+    rest: list[Fused] = []
+    for item in fused:
+        if window.contains(stamps.get(item.id)):
+            inside.append(item)
+        else:
+            (saying if item.id in says_date else rest).append(item)
+    return inside + saying + rest

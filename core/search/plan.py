@@ -25,14 +25,9 @@ from datetime import date
 
 from clawback.core.search.dates import DateWindow, date_window
 from clawback.core.search.query import MAX_TERMS, Term, parse_terms, split_terms, term_expression
+from clawback.core.search.sentence import is_natural
 from clawback.core.text.stopwords import STOPWORDS
 
-QUESTION_STARTS = frozenset(
-    """who whom whose what when where which why how did do does is are was were can could should
-    would will have has had shall may might""".split()  # noqa: SIM905
-)
-NATURAL_WORDS = 5  # this many plain words read as a sentence even without a question mark
-NATURAL_STOPWORDS = 2  # ... and so do this many stop words
 #: Words that ask what went on rather than about a topic: with a date and nothing else, "what
 #: happened on May 3?" and "what was I working on last week?" ask for that time itself.
 ACTIVITY_WORDS = frozenset(
@@ -64,6 +59,11 @@ class QueryPlan:
     highlight: tuple[str, ...]
     window: DateWindow | None
     when_only: bool = False  # a time and nothing to look for: what was said then answers it
+    # The query with the date's own words required ("Tuesday" AND the keywords, or AND any of
+    # a question's content words): a message saying them is found beside the window's, whenever
+    # it was said (search.candidates). Read like ``strict`` for keywords, like ``loose`` for a
+    # question.
+    said: str | None = None
     asks_decision: bool = False  # a question about what was chosen: the person's turns answer
 
 
@@ -83,6 +83,11 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
     kept = [_searched(t) for t in terms if t.exclude or t.phrase or t.prefix or _content(t)]
     content = parse_terms(kept)
     strict = content.match if natural else typed.match
+    when_only = window is not None and all(_activity(t) for t in terms)
+    said = None
+    if window is not None and window.words and not when_only:
+        dated = [Term(word, phrase=True) for word in window.words]
+        said = _loose([*kept, *dated]) if natural else parse_terms([*terms, *dated]).match
     return QueryPlan(
         query=query,
         strict=strict,
@@ -93,23 +98,9 @@ def plan_query(query: str, *, today: date | None = None) -> QueryPlan:
         required=any((t.phrase or t.prefix) and not t.exclude for t in terms),
         highlight=content.terms or typed.terms,
         window=window,
-        when_only=window is not None and all(_activity(t) for t in terms),
+        when_only=when_only,
+        said=said,
         asks_decision=natural and _asks_decision(searched, plain),
-    )
-
-
-def is_natural(query: str, plain: list[Term] | None = None) -> bool:
-    """A question or a sentence rather than a few keywords."""
-    if plain is None:
-        plain = [t for t in split_terms(query) if not (t.phrase or t.prefix or t.exclude)]
-    if not plain:
-        return False
-    words = [t.text.lower().strip("?!.,;:") for t in plain]
-    return (
-        query.rstrip().endswith("?")
-        or words[0] in QUESTION_STARTS
-        or len(words) >= NATURAL_WORDS
-        or sum(word in STOPWORDS for word in words) >= NATURAL_STOPWORDS
     )
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from clawback.core.db import Queryable
 from clawback.core.search.filters import passing
-from clawback.core.search.plan import QUESTION_STARTS, light_stem
+from clawback.core.search.plan import light_stem
+from clawback.core.search.sentence import QUESTION_STARTS
 from clawback.core.text.stopwords import STOPWORDS
 
 RESTATING_WORDS = 12  # a turn with more content words than this says more than a question

@@ -137,6 +137,54 @@ def test_ordinary_words_are_not_dates(query: str) -> None:
     assert date_window(query, TODAY) is None
 
 
+# A weekday named alone: a time in a question or a sentence, a word to look for among keywords
+# (the note "the zebracorn migration runs every Tuesday" answers "zebracorn Tuesday").
+WEEKDAY_ALONE = [
+    ("zebracorn Tuesday", None),
+    ("Tuesday", None),
+    ("standup notes Friday", None),
+    ("cron Monday 03:00", None),
+    ("zebracorn on Tuesday", "2026-11-24"),
+    ("zebracorn last Tuesday", "2026-11-24"),
+    ("zebracorn since Tuesday", "2026-11-24"),
+    ("Tuesday's standup", "2026-11-24"),
+    ("what did we do Tuesday?", "2026-11-24"),
+    ("the deploy we talked about Tuesday broke", "2026-11-24"),
+    ("zebracorn Tuesday?", "2026-11-24"),
+]
+
+
+@pytest.mark.parametrize(("query", "first"), WEEKDAY_ALONE)
+def test_a_weekday_alone_is_a_time_only_in_a_question(query: str, first: str | None) -> None:
+    window = date_window(query, TODAY)
+    assert (window and window.days()[0]) == first
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("what did we decide on Tuesday?", ("Tuesday",)),
+        ("the Tuesday before last", ("Tuesday",)),
+        ("on Oct 3rd, 2024", ("Oct", "2024")),
+        ("on May 3, 2023", ("2023",)),  # "may" is a word every other message says
+        ("in March", ()),
+        ("in June", ("June",)),
+        ("on Sat", ()),
+        ("in 2024", ("2024",)),
+        ("the 2026-01-14 deploy", ("2026-01-14",)),
+        ("yesterday's bug", ()),
+        ("in the last 3 days", ()),
+        ("two weeks ago", ()),
+        ("on the 14th", ()),
+    ],
+)
+def test_a_window_knows_which_of_its_words_a_message_can_say(
+    query: str, words: tuple[str, ...]
+) -> None:
+    window = date_window(query, TODAY)
+    assert window is not None and window.words == words
+
+
 def test_the_span_says_where_the_date_was() -> None:
     for query, said in [
         ("what did we decide on May 3 about the cache?", "on May 3"),

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import sqlite_utils
 from clawback.core.search.engine import SearchFilters, search
-from clawback.core.search.plan import is_natural, plan_query
+from clawback.core.search.plan import plan_query
+from clawback.core.search.sentence import is_natural
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
