@@ -7,15 +7,12 @@ Code waits for the handshake before a session's first request.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # not typing's: everything here waits until the front answers
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
 
-from clawback.core.errors import ClawbackError
-from clawback.core.paths import Paths
-
-if TYPE_CHECKING:  # the vector side is imported only when serving
+    from clawback.core.paths import Paths
     from clawback.core.search.engine import NearestChunks
 
 
@@ -37,9 +34,13 @@ def serve_mcp(home: str | Path | None) -> None:
 def load_server(home: str | Path | None) -> Callable[[], None]:
     """Open the index (creating or migrating it first if it must) and import the SDK; returns
     what serves. Whatever keeps the index from opening is one ``ClawbackError``."""
+    import sqlite3
+
     from clawback.core.db import connect_reader
     from clawback.core.db_guard import FollowingReader, guard_bus_errors
+    from clawback.core.errors import ClawbackError
     from clawback.core.faults import explain
+    from clawback.core.paths import Paths
 
     paths = Paths.resolve(home)
     try:

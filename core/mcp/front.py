@@ -38,6 +38,10 @@ MAX_LINE_BYTES = 1024 * 1024  # no memory tool takes more than a few kilobytes
 HEAD_BYTES = 64 * 1024  # what is kept of a line refused for its size, to find its id
 READ_BYTES = 64 * 1024
 REPLAY_ID = "clawback-front-initialize"
+#: how long loading waits for the handshake to be over: loading competes with the answers for
+#: the interpreter (on a loaded machine it took initialize from 90 ms to 200 ms), and nothing
+#: needs it before the client's first tool call
+HANDSHAKE_WAIT_S = 0.5
 SWITCH_ENV = "CLAWBACK_MCP_FRONT"
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
@@ -82,6 +86,9 @@ class Front:
         self.version: str | None = None  # the protocol version, once initialize was answered
         self.failed: str | None = None  # why the SDK side could not load
         self.loaded = threading.Event()  # the SDK side loaded, or failed to
+        self.listed = threading.Event()  # the client has had the tools (or nothing to wait for)
+        if not answer:
+            self.listed.set()
 
     def take(self, line: bytes) -> None:
         """One line from the client (without its newline)."""
@@ -130,6 +137,8 @@ class Front:
         if result is None:
             return False
         self.wire.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
+        if method == "tools/list":
+            self.listed.set()
         return True
 
 
@@ -222,8 +231,9 @@ _END_OF_SDK = b"\x00clawback-sdk-done\n"
 def serve(load: Callable[[], Callable[[], None]], log: Callable[[str], None]) -> None:
     """Serve MCP on this process's stdin and stdout until the client closes stdin.
 
-    ``load()`` runs on this thread while the front already answers: it imports the SDK, opens
-    the index and returns the function that runs the SDK's stdio server (which claims fd 0 and
+    ``load()`` runs on this thread once the handshake is over (or after
+    :data:`HANDSHAKE_WAIT_S`): it imports the SDK, opens the index and returns the function
+    that runs the SDK's stdio server (which claims fd 0 and
     fd 1, by then the front's pipes). A ``ClawbackError`` it raises (a damaged index) is said
     once on stderr (``log``) and answers every request after the handshake.
     """
@@ -248,6 +258,7 @@ def serve(load: Callable[[], Callable[[], None]], log: Callable[[str], None]) ->
     for thread in threads:
         thread.daemon = True
         thread.start()
+    front.listed.wait(HANDSHAKE_WAIT_S)
     try:
         run = load()
     except ClawbackError as exc:
