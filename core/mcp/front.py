@@ -16,8 +16,9 @@ So this front owns the real stdin and stdout from the process's first moments:
 - it relays what the SDK writes (a pipe on fd 1) to the real stdout, one whole line at a time.
 
 Nothing here imports the SDK, pydantic or the index: :func:`serve` is given ``load``, which
-does, on the main thread, while the threads here already answer. ``CLAWBACK_MCP_FRONT=0``
-relays everything to the SDK (what the tests compare the front against).
+does, on the main thread, once a request needs it (or :data:`LOAD_AFTER_S` after the start), so
+a ``claude -p`` that calls no tool pays for neither. ``CLAWBACK_MCP_FRONT=0`` relays everything
+to the SDK (what the tests compare the front against).
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ MAX_LINE_BYTES = 1024 * 1024  # no memory tool takes more than a few kilobytes
 HEAD_BYTES = 64 * 1024  # what is kept of a line refused for its size, to find its id
 READ_BYTES = 64 * 1024
 REPLAY_ID = "clawback-front-initialize"
-#: how long loading waits for the handshake to be over: loading competes with the answers for
-#: the interpreter (on a loaded machine it took initialize from 90 ms to 200 ms), and nothing
-#: needs it before the client's first tool call
-HANDSHAKE_WAIT_S = 0.5
+#: the SDK and the index load when a request needs them, or this long after the handshake: a
+#: session that never calls a tool (most ``claude -p``) never pays for them, and an interactive
+#: one finds them loaded by its first call
+LOAD_AFTER_S = 3.0
 SWITCH_ENV = "CLAWBACK_MCP_FRONT"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 INVALID_REQUEST = -32600
 INTERNAL_ERROR = -32603
 _STOP = b""
@@ -86,9 +88,7 @@ class Front:
         self.version: str | None = None  # the protocol version, once initialize was answered
         self.failed: str | None = None  # why the SDK side could not load
         self.loaded = threading.Event()  # the SDK side loaded, or failed to
-        self.listed = threading.Event()  # the client has had the tools (or nothing to wait for)
-        if not answer:
-            self.listed.set()
+        self.wanted = threading.Event()  # a request needs the SDK, or the client has gone
 
     def take(self, line: bytes) -> None:
         """One line from the client (without its newline)."""
@@ -104,6 +104,8 @@ class Front:
         if self.answer and isinstance(message, dict) and self._answered(message):
             return
         self.to_sdk.put(line)
+        if not self.answer or request_id(line) is not None:
+            self.wanted.set()  # someone waits for the SDK's answer
 
     def refuse_oversized(self, head: bytes, tail: bytes) -> None:
         why = f"the request is larger than {MAX_LINE_BYTES // 1024 // 1024} MB"
@@ -121,24 +123,48 @@ class Front:
             not isinstance(ident, int | str)
             or isinstance(ident, bool)
             or message.get("jsonrpc") != "2.0"
+            or not isinstance(method, str)
         ):
             return False
+        params = message.get("params")
+        if handshake.modern_version(params) is not None:
+            return self._answered_modern(ident, method, params)
         if method == "initialize":
-            result = handshake.initialize(message.get("params"))
+            result = handshake.initialize(params)
             if result is None:
                 return False  # the SDK says what is wrong with it
             self.wire.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
             self.version = result["protocolVersion"]
             self.to_sdk.put(_dump({**message, "id": REPLAY_ID}).rstrip(b"\n"))
             return True
-        if self.version is None or not isinstance(method, str):
+        if self.version is None:
             return False
-        result = handshake.listing(method, message.get("params"))
+        result = handshake.listing(method, params)
         if result is None:
             return False
         self.wire.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
-        if method == "tools/list":
-            self.listed.set()
+        return True
+
+    def _answered_modern(self, ident: int | str, method: str, params: Any) -> bool:
+        """A modern request (its envelope in ``_meta``, no handshake): ``server/discover`` and
+        the listings answered here; ``subscriptions/listen`` acknowledged and held open, as the
+        SDK holds it (nothing this server lists ever changes, so nothing is ever sent on it)."""
+        if method == "subscriptions/listen":
+            notifications = params.get("notifications") if isinstance(params, dict) else None
+            if not isinstance(notifications, dict):
+                return False
+            acknowledged = {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": ident},
+                "notifications": notifications,
+            }
+            self.wire.write(
+                _dump({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": acknowledged})
+            )
+            return True
+        result = handshake.modern(method, params)
+        if result is None:
+            return False
+        self.wire.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
         return True
 
 
@@ -177,6 +203,9 @@ def pump(fd: int, front: Front) -> None:
             front.take(bytes(buffer))
     finally:
         front.to_sdk.put(_STOP)
+        if not front.loaded.is_set():
+            os._exit(0)  # the client left before anything needed the SDK: nothing to finish
+        front.wanted.set()
 
 
 def feed(to_sdk: queue.Queue[bytes], fd: int, front: Front) -> None:
@@ -231,11 +260,12 @@ _END_OF_SDK = b"\x00clawback-sdk-done\n"
 def serve(load: Callable[[], Callable[[], None]], log: Callable[[str], None]) -> None:
     """Serve MCP on this process's stdin and stdout until the client closes stdin.
 
-    ``load()`` runs on this thread once the handshake is over (or after
-    :data:`HANDSHAKE_WAIT_S`): it imports the SDK, opens the index and returns the function
-    that runs the SDK's stdio server (which claims fd 0 and
-    fd 1, by then the front's pipes). A ``ClawbackError`` it raises (a damaged index) is said
-    once on stderr (``log``) and answers every request after the handshake.
+    ``load()`` runs on this thread once a request needs it, or :data:`LOAD_AFTER_S` after
+    the start: it imports the SDK, opens the index and returns the function that runs the
+    SDK's stdio server (which claims fd 0 and fd 1, by then the front's pipes). A client that
+    closes stdin before then ends the process at once. A ``ClawbackError`` it raises (a
+    damaged index) is said once on stderr (``log``) and answers every request after the
+    handshake.
     """
     from clawback.core.errors import ClawbackError
 
@@ -258,7 +288,7 @@ def serve(load: Callable[[], Callable[[], None]], log: Callable[[str], None]) ->
     for thread in threads:
         thread.daemon = True
         thread.start()
-    front.listed.wait(HANDSHAKE_WAIT_S)
+    front.wanted.wait(LOAD_AFTER_S)
     try:
         run = load()
     except ClawbackError as exc:

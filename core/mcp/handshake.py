@@ -1,10 +1,14 @@
-"""What the memory server answers before its SDK has loaded: ``initialize`` and the listings.
+"""What the memory server answers before its SDK has loaded: the handshake and the listings.
 
 These are the SDK's own answers for :mod:`.server` as it registers the tools, written down so
 the stdio front (:mod:`.front`) can give them in the first milliseconds: Claude Code waits for
-them before a session's first request. ``tests/mcp/test_front.py`` runs the server with and
-without the front and requires the same answers for every protocol version; when a tool's
-description or arguments change in :mod:`.server`, that test prints the new :data:`TOOLS`.
+them before a session's first request. Two eras of the protocol: the handshake versions
+(``initialize``, then the listings, :func:`initialize` and :func:`listing`), and the modern
+one, where every request carries its envelope in ``_meta`` and there is no handshake (what
+Claude Code 2.1.328 speaks: ``server/discover``, ``subscriptions/listen``, then the listings,
+:func:`modern`). ``tests/mcp/test_front.py`` runs the server with and without the front and
+requires the same answers for every version; when a tool's description or arguments change in
+:mod:`.server`, that test prints the new :data:`TOOLS`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,15 @@ CAPABILITIES: dict[str, Any] = {
     "resources": {"listChanged": False, "subscribe": False},
     "tools": {"listChanged": False},
 }
+#: the versions whose requests carry their envelope (``mcp_types.version.MODERN_PROTOCOL_VERSIONS``)
+MODERN_VERSIONS = ("2026-07-28",)
+MODERN_CAPABILITIES: dict[str, Any] = {
+    "prompts": {"listChanged": True},
+    "resources": {"listChanged": True, "subscribe": True},
+    "tools": {"listChanged": True},
+}
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 EMPTY_LISTINGS: dict[str, dict[str, Any]] = {
     "prompts/list": {"prompts": []},
     "resources/list": {"resources": []},
@@ -53,6 +66,45 @@ def initialize(params: object) -> dict[str, Any] | None:
         "protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }
+
+
+def modern_version(params: object) -> str | None:
+    """The modern version a request's envelope names, if it is one answered here and the
+    envelope is whole (else the SDK answers, with what is wrong)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get(CAPABILITIES_KEY), dict):
+        return None
+    version = meta.get(VERSION_KEY)
+    return version if version in MODERN_VERSIONS else None
+
+
+def modern(method: str, params: object) -> dict[str, Any] | None:
+    """The result of a modern ``server/discover`` or listing, or ``None`` for one not answered
+    here (``ping`` is not a modern method: the SDK says so)."""
+    if not isinstance(params, dict) or modern_version(params) is None or set(params) - {"_meta"}:
+        return None  # a page past the first (a cursor), or not an envelope this answers
+    from clawback.core import __version__
+
+    envelope: dict[str, Any] = {
+        "cacheScope": "private",
+        "resultType": "complete",
+        "ttlMs": 0,
+        "_meta": {
+            "io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME, "version": __version__}
+        },
+    }
+    if method == "server/discover":
+        return {
+            **envelope,
+            "capabilities": MODERN_CAPABILITIES,
+            "instructions": INSTRUCTIONS,
+            "supportedVersions": list(MODERN_VERSIONS),
+        }
+    if method == "tools/list":
+        return {**envelope, "tools": TOOLS}
+    if method in EMPTY_LISTINGS and method != "ping":
+        return {**envelope, **EMPTY_LISTINGS[method]}
+    return None
 
 
 def listing(method: str, params: object) -> dict[str, Any] | None:

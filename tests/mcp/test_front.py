@@ -57,10 +57,58 @@ def test_the_front_answers_exactly_what_the_sdk_answers(home: Home, version: str
     assert front == sdk
 
 
+#: the envelope Claude Code 2.1.328 puts in every request's ``_meta`` (the modern protocol)
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {
+        "name": "claude-code", "title": "Claude Code", "version": "2.1.328",
+        "description": "Anthropic's agentic coding tool", "websiteUrl": "https://claude.com/claude-code"},
+    "io.modelcontextprotocol/clientCapabilities": {
+        "roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
+}  # fmt: skip
+#: what Claude Code 2.1.328 sends a memory server it starts, in order (captured), and more
+MODERN: list[dict[str, Any]] = [
+    {"id": "server-discover-probe-1", "method": "server/discover", "params": {"_meta": ENVELOPE}},
+    {"id": "listen:0", "method": "subscriptions/listen", "params": {"_meta": ENVELOPE,
+     "notifications": {"toolsListChanged": True, "promptsListChanged": True,
+                       "resourcesListChanged": True}}},
+    {"id": 0, "method": "server/discover", "params": {"_meta": ENVELOPE}},
+    {"id": 1, "method": "prompts/list", "params": {"_meta": ENVELOPE}},
+    {"id": 2, "method": "resources/list", "params": {"_meta": ENVELOPE}},
+    {"id": 3, "method": "tools/list", "params": {"_meta": ENVELOPE}},
+    {"id": 4, "method": "resources/templates/list", "params": {"_meta": ENVELOPE}},
+    {"id": 5, "method": "ping", "params": {"_meta": ENVELOPE}},  # not modern: the SDK says so
+    {"id": 6, "method": "tools/list", "params": {"_meta": {**ENVELOPE,
+     "io.modelcontextprotocol/protocolVersion": "2027-01-01"}}},  # the SDK says it is unknown
+    {"id": 7, "method": "tools/list", "params": {"_meta": ENVELOPE, "cursor": "x"}},
+]  # fmt: skip
+
+
+def modern_exchange(home: Path, *, front: bool) -> list[dict[str, Any]]:
+    env = {**os.environ, "CLAWBACK_HOME": str(home), "CLAWBACK_MCP_FRONT": "1" if front else "0"}
+    client = StdioClient([*clawback_command(), "mcp"], env)
+    try:
+        for message in MODERN:
+            client.send(message)
+        answers = [json.loads(client.lines.get(timeout=TIMEOUT)) for _ in range(len(MODERN))]
+    finally:
+        client.proc.kill()
+        client.proc.wait(TIMEOUT)
+    return sorted(answers, key=lambda answer: json.dumps(answer.get("id")))
+
+
+def test_the_front_answers_claude_codes_modern_requests_as_the_sdk_does(home: Home) -> None:
+    """Claude Code 2.1.328 sends no initialize: each request carries its envelope."""
+    sdk = modern_exchange(home.paths.home, front=False)
+    assert sum("result" in answer for answer in sdk) == 7  # discover twice, five listings
+    assert modern_exchange(home.paths.home, front=True) == sdk
+
+
 def test_the_versions_are_the_sdks() -> None:
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
     assert handshake.PROTOCOL_VERSIONS == HANDSHAKE_PROTOCOL_VERSIONS
+    assert handshake.MODERN_VERSIONS == MODERN_PROTOCOL_VERSIONS
 
 
 def test_the_handshake_needs_no_index_and_a_damaged_one_is_said_for_each_call(
