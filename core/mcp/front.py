@@ -7,9 +7,13 @@ So this front owns the real stdin and stdout from the process's first moments:
 
 - it reads stdin in blocks (never a byte per call) and refuses a line over
   :data:`MAX_LINE_BYTES` as soon as it is that long, answering its id with an error;
+- the first request decides the protocol era, once, by the SDK's rule (an enveloped request
+  opens a modern connection, anything else the handshake era); the SDK is handed the same
+  opening, so both serve one era, and a request of the other era gets the SDK's refusal;
 - it answers ``initialize`` (for a well-formed request) and, once initialized, ``tools/list``,
-  ``prompts/list``, ``resources/list``, ``resources/templates/list`` and ``ping`` from
-  :mod:`.handshake`, which holds what the SDK answers to them (a test compares the two);
+  ``prompts/list``, ``resources/list``, ``resources/templates/list`` and ``ping``, or in the
+  modern era ``server/discover`` and the enveloped listings, from :mod:`.handshake`, which holds
+  what the SDK answers to them (a test compares the two);
 - it hands every other line to the SDK through a pipe on fd 0 (mended by :mod:`.wire` first, so
   the SDK never drops one), and the client's ``initialize`` too, under an id of its own whose
   answer it drops, so the SDK's session is initialized exactly as the client asked;
@@ -85,6 +89,7 @@ class Front:
         self.wire = wire
         self.to_sdk = to_sdk
         self.answer = answer
+        self.era: str | None = None  # "legacy" or "modern": what the first request opened
         self.version: str | None = None  # the protocol version, once initialize was answered
         self.failed: str | None = None  # why the SDK side could not load
         self.loaded = threading.Event()  # the SDK side loaded, or failed to
@@ -117,7 +122,7 @@ class Front:
             self.wire.write(error_line(ident, INVALID_REQUEST, f"Invalid request: {why}"))
 
     def _answered(self, message: dict[str, Any]) -> bool:
-        """Whether the front answered ``message`` itself (the initialize it also relays)."""
+        """Whether the front answered ``message`` itself (and relayed what the SDK must see)."""
         ident, method = message.get("id"), message.get("method")
         if (
             not isinstance(ident, int | str)
@@ -127,8 +132,29 @@ class Front:
         ):
             return False
         params = message.get("params")
-        if handshake.modern_version(params) is not None:
-            return self._answered_modern(ident, method, params)
+        opening = self.era is None
+        if opening:  # the first request decides the era, once, as the SDK decides it
+            modern = method != "initialize" and handshake.has_envelope(params)
+            self.era = "modern" if modern else "legacy"
+        if self.era == "legacy":
+            return self._answered_legacy(message, ident, method, params)
+        if not self._answered_modern(ident, method, params):
+            return False
+        if opening:  # the SDK opens its connection in the same era
+            envelope = {"_meta": params["_meta"]} if isinstance(params, dict) else {}
+            replay = {"jsonrpc": "2.0", "id": REPLAY_ID, "method": "server/discover",
+                      "params": envelope}  # fmt: skip
+            self.to_sdk.put(_dump(replay).rstrip(b"\n"))
+        return True
+
+    def _answered_legacy(
+        self, message: dict[str, Any], ident: int | str, method: str, params: Any
+    ) -> bool:
+        """The handshake era: ``initialize`` answered here and relayed (under an id of the
+        front's) so the SDK's session is initialized as the client asked; then the listings.
+        A modern request on this connection goes to the SDK, which refuses it."""
+        if handshake.has_envelope(params) and method != "initialize":
+            return False
         if method == "initialize":
             result = handshake.initialize(params)
             if result is None:
@@ -146,9 +172,19 @@ class Front:
         return True
 
     def _answered_modern(self, ident: int | str, method: str, params: Any) -> bool:
-        """A modern request (its envelope in ``_meta``, no handshake): ``server/discover`` and
-        the listings answered here; ``subscriptions/listen`` acknowledged and held open, as the
-        SDK holds it (nothing this server lists ever changes, so nothing is ever sent on it)."""
+        """The modern era (each request's envelope in ``_meta``, no handshake):
+        ``server/discover`` and the listings answered here, ``initialize`` refused as the SDK
+        refuses it (Claude Code sends one when its discover probe timed out, then discovers
+        again), ``subscriptions/listen`` acknowledged and held open as the SDK holds it
+        (nothing this server lists ever changes, so nothing is ever sent on it)."""
+        if method == "initialize":
+            error = handshake.initialize_refused(params)
+            if error is None:
+                return False
+            self.wire.write(_dump({"jsonrpc": "2.0", "id": ident, "error": error}))
+            return True
+        if handshake.modern_version(params) is None:
+            return False  # the SDK says what is wrong with the envelope
         if method == "subscriptions/listen":
             notifications = params.get("notifications") if isinstance(params, dict) else None
             if not isinstance(notifications, dict):

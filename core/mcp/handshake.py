@@ -37,6 +37,7 @@ MODERN_CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": True},
 }
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 EMPTY_LISTINGS: dict[str, dict[str, Any]] = {
     "prompts/list": {"prompts": []},
@@ -65,6 +66,30 @@ def initialize(params: object) -> dict[str, Any] | None:
         "instructions": INSTRUCTIONS,
         "protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }
+
+
+def has_envelope(params: object) -> bool:
+    """Whether a request claims the modern era: its ``_meta`` names a protocol version (the
+    SDK's test; a legacy ``_meta`` holds only a ``progressToken``)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+def initialize_refused(params: object) -> dict[str, Any] | None:
+    """The SDK's error for an ``initialize`` on a connection the modern era opened, or ``None``
+    for params it would not read as a request."""
+    if params is not None and not isinstance(params, dict):
+        return None
+    requested = (params or {}).get("protocolVersion")
+    data: dict[str, Any] = {"supported": list(MODERN_VERSIONS)}
+    if isinstance(requested, str):
+        data["requested"] = requested
+    return {
+        "code": UNSUPPORTED_PROTOCOL_VERSION,
+        "message": "connection is serving the 2026-07-28 protocol; "
+        "the initialize handshake is not accepted",
+        "data": data,
     }
 
 

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,7 @@ from clawback.core.claude.errors import (
     ClaudeTimeout,
 )
 from clawback.core.claude.events import Result, SystemInit, TextDelta
-from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
+from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, clawback_command, config_block
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
 from click.testing import CliRunner
@@ -349,6 +350,45 @@ def test_claude_p_searches_and_reads_the_archive_through_mcp_config(
     read = json.loads(tool_results(requests[2])[1])
     assert read["messages"][0]["text"] == f"Noted: {PHRASE}."  # the whole message
     assert json.loads(proc.stdout)["num_turns"] == 3
+
+
+#: longer than Claude Code's server/discover probe waits (2.1.328 then sends initialize behind it)
+SLOW_START_S = 4.0
+
+
+def test_a_memory_server_slower_than_the_discover_probe_still_answers_tool_calls(
+    real_claude: str, claude_home: Path, memory_home: Path, tmp_path: Path
+) -> None:
+    """Under load the server may start after Claude Code's discover probe timed out: the probe
+    and an initialize then arrive together. The front once accepted the initialize while the
+    SDK had opened a modern connection, and every tool call was refused for a missing envelope;
+    now both take the era the first request opened, as the SDK alone does."""
+    late = [sys.executable, "-c", "import os, sys, time; time.sleep(float(sys.argv[1])); "
+            "os.execv(sys.argv[2], sys.argv[2:])", str(SLOW_START_S), *clawback_command()]  # fmt: skip
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(config_block(memory_home, late)))
+    with AnthropicStandin(tool_script=search_for("zebracorn migration")) as standin:
+        argv = [real_claude, "-p", "--output-format", "json", "--no-session-persistence",
+                "--tools", "", *McpTools(config).argv(), "--system-prompt", "Use the memory."]  # fmt: skip
+        env = {**os.environ, **offline_env(standin, claude_home)}
+        proc = subprocess.run(argv, input=b"When does the zebracorn migration run?",
+                              capture_output=True, env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        requests = standin.state.requests
+    assert proc.returncode == 0, proc.stdout
+    assert {SEARCH, GET} <= {tool["name"] for tool in requests[0]["tools"]}
+    answer = tool_results(requests[1])[0]
+    assert answer.startswith("{"), answer  # not "params._meta is missing the required envelope"
+    found = json.loads(answer)
+    assert any("03:00" in hit["snippet"] for hit in found["results"]), found
+
+
+def search_for(query: str) -> Any:
+    """The model's moves: one search for ``query``, then an answer."""
+
+    def script(body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        return None if tool_results(body) else (SEARCH, {"query": query})
+
+    return script
 
 
 async def test_a_clawback_chat_turn_offers_and_uses_the_memory_tools(

@@ -66,9 +66,15 @@ ENVELOPE = {
     "io.modelcontextprotocol/clientCapabilities": {
         "roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}},
 }  # fmt: skip
+DISCOVER_PROBE = {"id": "server-discover-probe-1", "method": "server/discover",
+                  "params": {"_meta": ENVELOPE}}  # fmt: skip
+SEARCH = {"name": "memory_search", "arguments": {"query": "zebracorn"}}
+INITIALIZE = {"id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {"roots": {"listChanged": True}},
+    "clientInfo": {"name": "claude-code", "version": "2.1.328"}}}  # fmt: skip
 #: what Claude Code 2.1.328 sends a memory server it starts, in order (captured), and more
 MODERN: list[dict[str, Any]] = [
-    {"id": "server-discover-probe-1", "method": "server/discover", "params": {"_meta": ENVELOPE}},
+    DISCOVER_PROBE,
     {"id": "listen:0", "method": "subscriptions/listen", "params": {"_meta": ENVELOPE,
      "notifications": {"toolsListChanged": True, "promptsListChanged": True,
                        "resourcesListChanged": True}}},
@@ -82,26 +88,60 @@ MODERN: list[dict[str, Any]] = [
      "io.modelcontextprotocol/protocolVersion": "2027-01-01"}}},  # the SDK says it is unknown
     {"id": 7, "method": "tools/list", "params": {"_meta": ENVELOPE, "cursor": "x"}},
 ]  # fmt: skip
+#: when its discover probe times out (a server slow to start), Claude Code sends initialize
+#: right behind it; the first request decides the era, and the initialize is refused, after
+#: which Claude Code discovers again and speaks the modern protocol (captured)
+PROBE_TIMED_OUT: list[dict[str, Any]] = [
+    DISCOVER_PROBE,
+    INITIALIZE,
+    {"method": "notifications/initialized"},
+    {"id": 1, "method": "tools/list"},  # refused: no envelope
+    {"id": 2, "method": "server/discover", "params": {"_meta": ENVELOPE}},
+    {"id": 3, "method": "tools/list", "params": {"_meta": ENVELOPE}},
+    {"id": 4, "method": "tools/call", "params": {"_meta": ENVELOPE, **SEARCH}},
+    {"id": 5, "method": "tools/call", "params": SEARCH},  # refused: no envelope
+]
+#: a client that opens with the handshake and then sends a modern request
+HANDSHAKE_FIRST: list[dict[str, Any]] = [
+    INITIALIZE,
+    DISCOVER_PROBE,  # refused: this connection serves the handshake era
+    {"method": "notifications/initialized"},
+    {"id": 1, "method": "tools/list"},
+    {"id": 3, "method": "tools/list", "params": {"_meta": ENVELOPE}},  # refused
+    {"id": 4, "method": "tools/call", "params": SEARCH},
+    {"id": 5, "method": "tools/call", "params": {"_meta": ENVELOPE, **SEARCH}},  # refused
+]
 
 
-def modern_exchange(home: Path, *, front: bool) -> list[dict[str, Any]]:
+def answers_to(home: Path, messages: list[dict[str, Any]], *, front: bool) -> list[dict[str, Any]]:
+    """Every answer the server gives to ``messages``, sent at once, sorted by id."""
     env = {**os.environ, "CLAWBACK_HOME": str(home), "CLAWBACK_MCP_FRONT": "1" if front else "0"}
     client = StdioClient([*clawback_command(), "mcp"], env)
     try:
-        for message in MODERN:
+        for message in messages:
             client.send(message)
-        answers = [json.loads(client.lines.get(timeout=TIMEOUT)) for _ in range(len(MODERN))]
+        count = sum("id" in message for message in messages)
+        answers = [json.loads(client.lines.get(timeout=TIMEOUT)) for _ in range(count)]
     finally:
         client.proc.kill()
         client.proc.wait(TIMEOUT)
     return sorted(answers, key=lambda answer: json.dumps(answer.get("id")))
 
 
-def test_the_front_answers_claude_codes_modern_requests_as_the_sdk_does(home: Home) -> None:
-    """Claude Code 2.1.328 sends no initialize: each request carries its envelope."""
-    sdk = modern_exchange(home.paths.home, front=False)
-    assert sum("result" in answer for answer in sdk) == 7  # discover twice, five listings
-    assert modern_exchange(home.paths.home, front=True) == sdk
+@pytest.mark.parametrize(
+    ("messages", "results"),
+    [(MODERN, 7), (PROBE_TIMED_OUT, 4), (HANDSHAKE_FIRST, 3)],
+    ids=["modern", "probe-timed-out", "handshake-first"],
+)
+def test_the_front_answers_claude_codes_modern_requests_as_the_sdk_does(
+    home: Home, messages: list[dict[str, Any]], results: int
+) -> None:
+    """Claude Code 2.1.328 opens with server/discover (and an initialize behind it when the
+    probe timed out): the first request decides the era for the front as for the SDK, so a
+    tool call answers the same either way (it used to be refused for a missing envelope)."""
+    sdk = answers_to(home.paths.home, messages, front=False)
+    assert sum("result" in answer for answer in sdk) == results
+    assert answers_to(home.paths.home, messages, front=True) == sdk
 
 
 def test_the_versions_are_the_sdks() -> None:
