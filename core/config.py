@@ -149,6 +149,33 @@ class HooksConfig:
 
 
 @dataclass
+class UsageConfig:
+    prices: list[str] = setting(
+        [],
+        "Prices that replace or add to the shipped table, in dollars per million tokens:"
+        " 'MODEL=INPUT,OUTPUT' or 'MODEL=INPUT,OUTPUT,CACHE_WRITE_5M,CACHE_WRITE_1H,CACHE_READ'.",
+    )
+
+
+def parse_price(text: str) -> tuple[str, list[float]]:
+    """One ``usage.prices`` entry: the model and its 2 or 5 prices (a :class:`ValueError`
+    says what is wrong)."""
+    model, sep, numbers = text.partition("=")
+    model = model.strip()
+    if not sep or not model:
+        raise ValueError(
+            f"{text!r} is not MODEL=INPUT,OUTPUT[,CACHE_WRITE_5M,CACHE_WRITE_1H,CACHE_READ]"
+        )
+    try:
+        values = [float(part) for part in numbers.split(",")]
+    except ValueError:
+        raise ValueError(f"{text!r}: prices are numbers (dollars per million tokens)") from None
+    if len(values) not in (2, 5) or not all(0 <= value < float("inf") for value in values):
+        raise ValueError(f"{text!r}: give 2 or 5 prices, none negative")
+    return model, values
+
+
+@dataclass
 class UIConfig:
     theme: str = setting("clawback-dark", "Theme of the terminal app.")
     show_sidechains: bool = setting(False, "Show sub-agent messages in transcripts.")
@@ -214,6 +241,7 @@ class Config:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
     hooks: HooksConfig = field(default_factory=HooksConfig)
+    usage: UsageConfig = field(default_factory=UsageConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
 
@@ -341,6 +369,11 @@ def _validate(config: Config, fail: Any) -> None:
         day = getattr(config.ui, key)
         if day and normalize_ts(day) is None:
             raise fail("must be empty or a date (YYYY-MM-DD)", "ui", key)
+    for entry in config.usage.prices:
+        try:
+            parse_price(entry)
+        except ValueError as exc:
+            raise fail(str(exc), "usage", "prices") from None
 
 
 def load_config(path: Path) -> Config:

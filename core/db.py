@@ -39,7 +39,7 @@ class Queryable(Protocol):
 WAL_CHECKPOINT_PAGES = 10_000  # see connect()
 WAL_KEEP_BYTES = 8 * 1024 * 1024
 #: the newest migration in :mod:`clawback.core.schema` (a test keeps the two in step)
-LATEST_MIGRATION = "0013_leaf_titles_per_line"
+LATEST_MIGRATION = "0014_usage"
 
 
 def connect(path: Path | str | None = None) -> sqlite_utils.Database:

@@ -97,8 +97,42 @@ class SessionMeta:
 
 
 @dataclass(slots=True)
+class TokenUsage:
+    """The tokens one model response used, as its line reports them (``usage``).
+
+    ``cache_write_tokens`` counts every token written to the prompt cache; the part of it
+    written for an hour (dearer than the default 5 minutes) is ``cache_write_1h_tokens``.
+    ``message_id`` and ``request_id`` name the API response: Claude Code writes one response
+    as several lines, and the usage index counts it once.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    model: str | None = None
+    timestamp: str | None = None  # as written by the source (ISO 8601 or epoch ms)
+    message_id: str | None = None
+    request_id: str | None = None
+    sidechain: bool = False
+    fast: bool = False  # the response ran in fast mode (priced at the model's fast rate)
+    cost_usd: float | None = None  # what the line itself says the response cost
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+@dataclass(slots=True)
 class ParsedLine:
     entries: list[Entry] = field(default_factory=list)
     meta: SessionMeta | None = None
     # Set when the line is valid JSON but not of a shape this parser knows; counted, not fatal.
     unknown: str | None = None
+    usage: TokenUsage | None = None  # a model response's tokens (assistant lines that say)

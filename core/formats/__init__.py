@@ -36,7 +36,9 @@ def detect_line(first_obj: Any) -> Source | None:
     - a Claude Code line type: the specific ones (``queue-operation``, ``file-history-snapshot``,
       ...) on their own, the generic ones (``user``, ``summary``, ...) only beside a Claude Code
       field such as ``sessionId`` or ``leafUuid``, and any other typed line that carries a
-      ``sessionId`` string (Claude Code adds line types often and every one carries it).
+      ``sessionId`` string (Claude Code adds line types often and every one carries it);
+    - an untyped line with a ``sessionId`` and a ``message.usage``: a usage-only Claude Code
+      line (as ccusage's fixtures hold them).
 
     Codex (``session_meta``), Gemini CLI (untyped header) and Cursor (untyped lines) get None.
     """
@@ -44,6 +46,16 @@ def detect_line(first_obj: Any) -> Source | None:
         return None
     line_type = first_obj.get("type")
     if not isinstance(line_type, str):
+        # An untyped line with a session id and a message's usage: Claude Code's usage as
+        # ccusage's fixtures write it (read for its tokens alone).
+        message = first_obj.get("message")
+        if (
+            line_type is None
+            and isinstance(first_obj.get("sessionId"), str)
+            and isinstance(message, dict)
+            and isinstance(message.get("usage"), dict)
+        ):
+            return Source.CLAUDE_CODE
         return None
     if line_type == "session":
         if native.is_native_header(first_obj):
@@ -68,7 +80,8 @@ def detect_lines(objs: Iterable[Any]) -> Source | None:
     A line that says nothing (oh-my-pi's leading ``{"type": "title"}``, a stray non-object, a
     generic ``user`` line without a Claude Code field) does not decide; a file none of whose
     first lines has a known shape (Cursor's untyped ``{"role": ...}`` lines, Codex, Gemini CLI,
-    usage-only logs) is not ours and is skipped by name, never parsed as Claude Code.
+    usage logs without a session id or time) is not ours and is skipped by name, never parsed
+    as Claude Code.
     """
     for obj in objs:
         source = detect_line(obj)

@@ -17,6 +17,7 @@ from typing import Any
 from clawback.core.errors import SessionKeyError
 from clawback.core.formats.dispatch import dispatch
 from clawback.core.formats.session_keys import parse_session_key
+from clawback.core.formats.token_usage import native_usage
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 
 FORMAT = "clawback"
@@ -177,8 +178,9 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
     content = obj.get("content")
     if role is None or not isinstance(content, str):
         return ParsedLine(unknown="message without a known role and text content")
+    usage = native_usage(obj) if role is Role.ASSISTANT else None
     if not content.strip():
-        return ParsedLine()
+        return ParsedLine(usage=usage)
     entry = Entry(
         role=role,
         kind=Kind.TEXT,
@@ -189,7 +191,7 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
         model=_str(obj.get("model")),
         partial=obj.get("partial") is True,
     )
-    return ParsedLine(entries=[entry])
+    return ParsedLine(entries=[entry], usage=usage)
 
 
 def _compaction(obj: dict[str, Any]) -> ParsedLine:

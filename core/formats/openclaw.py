@@ -18,6 +18,7 @@ from clawback.core.errors import SessionKeyError
 from clawback.core.formats.dispatch import dispatch
 from clawback.core.formats.rendering import IMAGE_MARKER, describe_tool_call, flatten_content
 from clawback.core.formats.session_keys import parse_session_key
+from clawback.core.formats.token_usage import pi_usage
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 from clawback.core.timeutil import normalize_ts
 
@@ -121,7 +122,10 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
     if handler is None:
         return ParsedLine(unknown=f"unknown message role {str(role)[:40]!r}")
     stamp, uuid = _stamp(obj), _str(obj.get("id"))
-    return ParsedLine(entries=handler(message, stamp, uuid))
+    parsed = ParsedLine(entries=handler(message, stamp, uuid))
+    if role == "assistant":
+        parsed.usage = pi_usage(message, stamp or message.get("timestamp"))
+    return parsed
 
 
 def _conversation(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:

@@ -21,6 +21,7 @@ from clawback.core.db import write_transaction
 from clawback.core.ingest.file_reader import ROW_COLUMNS, FilePart, WorkItem, merge_meta
 from clawback.core.records import SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
+from clawback.core.usage import index as usage_index
 
 _INSERT_ENTRIES = (
     f"INSERT INTO entries ({', '.join(ROW_COLUMNS)}, file_id, session_id, conversation_id)"
@@ -79,6 +80,8 @@ class FileBatch:
         self.state = state
         self.total_entries = 0
         self.total_skipped = 0
+        # Sessions this file gave usage to: recounted with the file's last part.
+        self.usage_sessions: set[str] = set()
         self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
 
     def _rows(self, part: FilePart, file_id: int) -> Iterator[tuple[Any, ...]]:
@@ -95,6 +98,29 @@ class FileBatch:
                 tail = (file_id, None, None)
             for row in rows:
                 yield row + tail
+
+    def _usage_rows(self, part: FilePart, file_id: int) -> Iterator[tuple[Any, ...]]:
+        """The part's usage rows with file and session; notes the sessions they belong to."""
+        sessions = self.usage_sessions
+        for line, other, *values in part.usage:
+            session_id = other or part.session_id
+            sessions.add(session_id)
+            yield (file_id, line, session_id, *values)
+
+    def _write_usage(self, conn: Any, part: FilePart) -> None:
+        """The part's usage lines, and which lines of their responses count now. A session
+        whose counted lines moved (a copy of its response came in elsewhere) is recounted."""
+        first = conn.execute("SELECT coalesce(max(id), 0) FROM usage").fetchone()[0]
+        conn.executemany(usage_index.INSERT, self._usage_rows(part, self.state.id))
+        moved = usage_index.settle(conn, first) - self.usage_sessions
+        self._recount_sessions(conn, moved)
+
+    def _recount_sessions(self, conn: Any, sessions: set[str]) -> None:
+        for session_id in sessions:
+            if self.recount is None:
+                refresh_session(conn, session_id)
+            else:
+                self.recount.add(session_id)
 
     def commit(self, part: FilePart) -> None:
         item, state = self.item, self.state
@@ -117,6 +143,8 @@ class FileBatch:
                     (first_id,),
                 )
             self.conversations.flush(conn)
+            if part.usage:
+                self._write_usage(conn, part)
             if part.leaf_titles:
                 conn.executemany(
                     """INSERT OR REPLACE INTO leaf_titles (leaf_uuid, title, file_id, line)
@@ -149,6 +177,8 @@ class FileBatch:
                     self._save_session(conn, owner, part.meta)
                 for other, meta in part.others.items():
                     self._save_session(conn, other, meta)
+                # Usage of a session this file holds no entries of (a usage-only file).
+                self._recount_sessions(conn, self.usage_sessions - {owner, *part.others})
         self.total_entries += inserted
         self.total_skipped += len(part.skipped)
         dropped = state.kept_bytes and not kept_bytes

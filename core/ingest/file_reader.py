@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,9 +24,10 @@ from clawback.core.archive.refs import short_key
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
 from clawback.core.ingest.sources import SourceRoot
-from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source
+from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source, TokenUsage
 from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts
+from clawback.core.usage.index import UsageRow, id_key
 
 PREFIX_WINDOW = 4096  # bytes hashed at each end of what was read (see window_hash)
 BATCH_LINES = 4000  # lines per commit: bounds memory and lock hold time on huge files
@@ -91,6 +92,8 @@ class FilePart:
     others: dict[str, SessionMeta] = field(default_factory=dict)
     torn: int = 0  # bytes of an unfinished last line, reported in health
     kept: bytes | None = None  # the part's lines as a kept-copy frame (Claude Code only)
+    # (line, other session or None, then ``usage.index.USAGE_COLUMNS``) per usage line
+    usage: list[UsageRow] = field(default_factory=list)
 
 
 def window_hash(path: Path, offset: int) -> str | None:
@@ -177,6 +180,9 @@ class FileReader:
         self.batch_lines = batch_lines
         self._sealed_ids: dict[str, str] = {}
         self.pending: list[ShapedLine] = []
+        self.pending_usage: list[UsageRow] = []
+        self._models: dict[str, str] = {}
+        self.usage_only = False  # see read_usage
         self.leaf_titles: list[tuple[str, str, int]] = []
         self.skipped: list[tuple[int, str]] = []
         # Whether the file is a session of its own: anything besides other sessions' titles.
@@ -242,6 +248,17 @@ class FileReader:
                 yield self._part(final=False)
         yield self._part(final=True, torn=reader.torn)
 
+    def read_usage(self, lines: Iterable[tuple[int, bytes]]) -> tuple[str | None, list[UsageRow]]:
+        """Only the usage of a file's numbered ``lines`` (a file whose entries the index holds
+        already): the file's session and the usage rows, attributed as :meth:`parts` would."""
+        parser = PARSERS[self.item.source]
+        self.usage_only = True
+        for number, raw in lines:
+            if b"usage" in raw:
+                for value in decode_line(raw)[0]:
+                    self.add(number, parser(value))
+        return self.session_id, self.pending_usage
+
     def _mask_once(self, text: str) -> str:
         """``mask``, remembering recent results: the keeper masks what the rows did, and lines
         repeat their folder, branch and version. Emptied as it grows, and at each part."""
@@ -281,7 +298,9 @@ class FileReader:
             elif sealed != self.session_id:
                 session = sealed  # a file mixing sessions: each keeps its own
                 merge_meta(self.others.setdefault(session, SessionMeta()), meta)
-        if parsed.entries:
+        if parsed.usage is not None:
+            self._add_usage(line, parsed.usage, session)
+        if parsed.entries and not self.usage_only:
             self._shape(line, parsed.entries, session)
             self.owns_entries = self.owns_entries or session is None
         if meta and session is None:
@@ -296,6 +315,21 @@ class FileReader:
         if sealed is None:
             sealed = self._sealed_ids[session_id] = self.seal(session_id)
         return sealed
+
+    def _add_usage(self, line: int, usage: TokenUsage, other: str | None) -> None:
+        """A response's usage as a row; its model sealed once per file, its ids hashed."""
+        model = usage.model
+        if model is not None:
+            sealed = self._models.get(model)
+            if sealed is None:
+                sealed = self._models[model] = self.seal(model)
+            model = sealed
+        self.pending_usage.append((
+            line, other, normalize_ts(usage.timestamp), model, id_key(usage.message_id),
+            id_key(usage.request_id), usage.sidechain or self.force_sidechain, usage.fast,
+            usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+            usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.cost_usd,
+        ))  # fmt: skip
 
     def _shape(self, line: int, entries: list[Entry], other: str | None) -> None:
         """The line's entries as rows: bodies masked, timestamps normalised, CJK bigrams."""
@@ -344,10 +378,12 @@ class FileReader:
             final=final,
             torn=torn,
             kept=self.keeper.frame(self.end_offset) if self.keeper else None,
+            usage=self.pending_usage,
         )
         if final:
             part.meta, part.others = self.meta, self.others
         self.pending, self.skipped, self.leaf_titles = [], [], []
+        self.pending_usage = []
         self.lines = 0
         self._masked.clear()
         return part

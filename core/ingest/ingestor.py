@@ -49,6 +49,7 @@ from clawback.core.ingest.problems import record_skipped_files
 from clawback.core.ingest.scan import mark_missing, scan
 from clawback.core.ingest.sources import SourceRoot, configured_roots
 from clawback.core.ingest.stats import IngestStats, Progress, ProgressFactory
+from clawback.core.ingest.usage_backfill import read_back_usage
 from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
@@ -108,9 +109,14 @@ class Ingestor:
     # -- entry points ---------------------------------------------------------------------------
 
     def recover(self) -> int:
-        """Finish what a killed ingestion left behind; returns the number of files repaired."""
+        """Finish what a killed ingestion left behind; returns the number of files repaired.
+
+        Files read before the index kept usage get theirs read back here (once).
+        """
         with self.lock:
-            return repair.recover_interrupted(self.db)
+            repaired = repair.recover_interrupted(self.db)
+            read_back_usage(self.db, self.copies, max_line=self._max_line, seal=self._seal)
+            return repaired
 
     def scan(
         self, roots: Iterable[SourceRoot], *, reimport: bool = False, stats: IngestStats

@@ -15,6 +15,7 @@ import sqlite_utils
 from clawback.core.archive.catalog import refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
+from clawback.core.usage.index import forget as forget_usage
 
 
 def delete_entries(
@@ -40,6 +41,7 @@ def delete_entries(
         (file_id, after_line),
     )
     conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
+    sessions = sorted({*sessions, *forget_usage(conn, file_id, after_line)})
     if recount is not None:
         recount.update(sessions)
         return
