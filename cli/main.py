@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "resume": "restore:resume",
     "restore": "restore:restore",
     "gateway": "gateway:gateway",
+    "usage": "usage:usage",
 }
 
 

@@ -308,18 +308,19 @@ def _leaf_titles_per_line(db: sqlite_utils.Database) -> None:
 
 @migrations(name="0014_usage")
 def _usage(db: sqlite_utils.Database) -> None:
-    """What model responses cost: each usage-carrying line's tokens (``usage``), the one line
-    of each API response that counts (``counted``, kept by :mod:`clawback.core.usage.index`),
-    and their sums per session, quarter hour and model (``usage_buckets``), which reports
-    read. Files read before this migration have ``usage_read = 0``: the next ingest reads
-    their usage back from the files without reading them into entries again."""
+    """What model responses cost: each usage-carrying line's tokens (``usage``, kept in file
+    order), the one line of each API response that counts (``counted``, kept by
+    :mod:`clawback.core.usage.index`), and their sums per file, session, quarter hour and model
+    (``usage_buckets``), which reports read. Files read before this migration have
+    ``usage_read = 0``: the next ingest reads their usage back from the files without reading
+    them into entries again."""
     db.executescript(
         """
         CREATE TABLE usage (
-            id INTEGER PRIMARY KEY,
             file_id INTEGER NOT NULL,
             line INTEGER NOT NULL,
-            session_id TEXT,
+            seq INTEGER NOT NULL DEFAULT 0,  -- which object of the line (two run together)
+            session_id TEXT NOT NULL,
             ts TEXT,                         -- when the response was written (UTC)
             model TEXT,
             message_key INTEGER,             -- hash of the API message id (NULL: none)
@@ -332,12 +333,12 @@ def _usage(db: sqlite_utils.Database) -> None:
             cache_write_tokens INTEGER NOT NULL DEFAULT 0,
             cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0,
             cost_usd REAL,                   -- what the line itself said it cost
-            counted INTEGER NOT NULL DEFAULT 1  -- the one line of its response that counts
-        );
-        CREATE INDEX usage_file ON usage (file_id, line);
+            counted INTEGER NOT NULL DEFAULT 1,  -- the one line of its response that counts
+            PRIMARY KEY (file_id, line, seq)
+        ) WITHOUT ROWID;
         CREATE INDEX usage_message ON usage (message_key) WHERE message_key IS NOT NULL;
-        CREATE INDEX usage_session ON usage (session_id);
         CREATE TABLE usage_buckets (
+            file_id INTEGER NOT NULL,
             session_id TEXT NOT NULL,
             bucket TEXT NOT NULL,            -- UTC quarter hour, YYYY-MM-DDTHH:MM ('' no time)
             model TEXT NOT NULL,             -- '' when the line named none
@@ -351,8 +352,9 @@ def _usage(db: sqlite_utils.Database) -> None:
             cache_write_tokens INTEGER NOT NULL,
             cache_write_1h_tokens INTEGER NOT NULL,
             cost_usd REAL,
-            PRIMARY KEY (session_id, bucket, model, fast, band, priced)
+            PRIMARY KEY (file_id, session_id, bucket, model, fast, band, priced)
         ) WITHOUT ROWID;
+        CREATE INDEX usage_buckets_session ON usage_buckets (session_id);
         CREATE INDEX usage_buckets_time ON usage_buckets (bucket);
         ALTER TABLE files ADD COLUMN usage_read INTEGER NOT NULL DEFAULT 1;
         UPDATE files SET usage_read = 0 WHERE "offset" > 0 AND source != 'memory';

@@ -19,7 +19,6 @@ import re
 from typing import Any
 
 from clawback.core.formats.rendering import IMAGE_MARKER, strip_markup
-from clawback.core.usage.index import refresh_buckets
 
 TITLE_WIDTH = 200
 
@@ -140,9 +139,6 @@ def first_prompt(conn: Any, session_id: str) -> str | None:
 
 
 def refresh_session(conn: Any, session_id: str) -> None:
-    """Recount a session from its entries and its usage (a session known only from usage
-    lines has no row here, but its usage sums are kept all the same)."""
-    refresh_buckets(conn, session_id)
     conn.execute(_REFRESH, {"session": session_id})
     row = conn.execute(
         "SELECT custom_title, source_title, summary_title FROM sessions WHERE id = ?",

@@ -24,7 +24,7 @@ from clawback.core.formats.rendering import (
     render_value,
     strip_markup,
 )
-from clawback.core.formats.token_usage import claude_code_usage
+from clawback.core.formats.token_usage import claude_code_message_usage, claude_code_usage
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 
 # Line types Claude Code writes that hold no conversation: known, parsed to nothing.
@@ -109,16 +109,20 @@ _HOOK_EVENT = re.compile(
 def parse_line(obj: Any) -> ParsedLine:
     """Turn one decoded Claude Code line into entries, meta and usage; never raises."""
     parsed = dispatch(obj, _HANDLERS, IGNORED_TYPES)
-    if isinstance(obj, dict):
+    if type(obj) is dict:
         message = obj.get("message")
-        if (isinstance(message, dict) and "usage" in message) or obj.get("type") == "progress":
+        if type(message) is dict:
+            usage = claude_code_message_usage(obj, message, top_level=True)
+        elif obj.get("type") == "progress":
             usage = claude_code_usage(obj)
-            if usage is not None:
-                if "type" not in obj:  # a usage-only line (ccusage's fixtures): nothing else
-                    parsed = ParsedLine()
-                parsed.usage = usage
-                if parsed.meta is None:
-                    parsed.meta = _meta(obj)
+        else:
+            usage = None
+        if usage is not None:
+            if "type" not in obj:  # a usage-only line (ccusage's fixtures): nothing else
+                parsed = ParsedLine()
+            parsed.usage = usage
+            if parsed.meta is None:
+                parsed.meta = _meta(obj)
     return parsed
 
 

@@ -19,7 +19,7 @@ from clawback.core.records import TokenUsage
 # Counts are clamped to what SQLite's INTEGER holds with room to add them up.
 MAX_COUNT = 2**53
 _SEMVER_PREFIX = re.compile(r"\d+\.\d+\.\d")
-_BAD = object()  # a field that is present with a value its type cannot be
+_BAD: Any = object()  # a field the line does not have
 
 
 def count(value: Any) -> int | None:
@@ -37,99 +37,110 @@ def _lenient(value: Any) -> int:
     return 0 if counted is None else counted
 
 
-def _optional(obj: dict[str, Any], key: str, kind: type) -> Any:
-    """``obj[key]`` if absent-or-of-``kind`` (``None`` when absent), else :data:`_BAD`.
-
-    A JSON null counts as bad: ccusage rejects a line whose identifying fields are null.
-    """
-    if key not in obj:
-        return None
-    value = obj[key]
-    if kind is int:
-        ok = count(value) is not None
-    elif kind is float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    elif kind is bool:
-        ok = isinstance(value, bool)
-    else:
-        ok = isinstance(value, str)
-    if not ok:
-        return _BAD
-    return float(value) if kind is float else value
-
-
 def claude_code_usage(obj: dict[str, Any]) -> TokenUsage | None:
     """The usage of a Claude Code line: its own message's, or a relayed sub-agent message's."""
     message = obj.get("message")
-    if isinstance(message, dict):
-        return _claude_code_message(obj, message, top_level=True)
+    if type(message) is dict:
+        return claude_code_message_usage(obj, message, top_level=True)
     if obj.get("type") == "progress":
         data = obj.get("data")
-        relayed = data.get("message") if isinstance(data, dict) else None
-        inner = relayed.get("message") if isinstance(relayed, dict) else None
-        if isinstance(relayed, dict) and isinstance(inner, dict):
-            return _claude_code_message(relayed, inner, top_level=False)
+        relayed = data.get("message") if type(data) is dict else None
+        inner = relayed.get("message") if type(relayed) is dict else None
+        if type(relayed) is dict and type(inner) is dict:
+            return claude_code_message_usage(relayed, inner, top_level=False)
     return None
 
 
-def _claude_code_message(
+def claude_code_message_usage(
     line: dict[str, Any], message: dict[str, Any], *, top_level: bool
 ) -> TokenUsage | None:
+    """``message``'s usage, with ``line``'s time and ids, by ccusage's rules; ``None`` when a
+    count or an identifying field is malformed (null, the wrong type, or empty)."""
+    # Spelled out check by check, ``type(x) is int`` (no bool): this runs for every reply.
     raw = message.get("usage")
-    if not isinstance(raw, dict):
+    if type(raw) is not dict:
         return None
-    input_tokens = count(raw.get("input_tokens"))
-    output_tokens = count(raw.get("output_tokens"))
-    if input_tokens is None or output_tokens is None:
+    input_tokens = raw.get("input_tokens")
+    output_tokens = raw.get("output_tokens")
+    cache_read = raw.get("cache_read_input_tokens", 0)
+    cache_write = raw.get("cache_creation_input_tokens", 0)
+    if (
+        type(input_tokens) is not int
+        or type(output_tokens) is not int
+        or type(cache_read) is not int
+        or type(cache_write) is not int
+        or input_tokens < 0
+        or output_tokens < 0
+        or cache_read < 0
+        or cache_write < 0
+    ):
         return None
-    cache_read = _optional(raw, "cache_read_input_tokens", int)
-    cache_write = _optional(raw, "cache_creation_input_tokens", int)
-    speed = _optional(raw, "speed", str)
-    if _BAD in (cache_read, cache_write, speed) or speed not in (None, "standard", "fast"):
+    speed = raw.get("speed", _BAD)
+    if speed is not _BAD and speed != "standard" and speed != "fast":
         return None
-    breakdown = raw.get("cache_creation")
     write_1h = 0
-    if isinstance(breakdown, dict):
-        five = _optional(breakdown, "ephemeral_5m_input_tokens", int)
-        hour = _optional(breakdown, "ephemeral_1h_input_tokens", int)
-        if _BAD in (five, hour):
+    breakdown = raw.get("cache_creation")
+    if breakdown is not None:
+        if type(breakdown) is not dict:
             return None
-        write_1h = hour or 0
-        cache_write = (five or 0) + write_1h  # the breakdown, when given, is the count
-    elif breakdown is not None:
-        return None
+        five = breakdown.get("ephemeral_5m_input_tokens", 0)
+        write_1h = breakdown.get("ephemeral_1h_input_tokens", 0)
+        if type(five) is not int or type(write_1h) is not int or five < 0 or write_1h < 0:
+            return None
+        cache_write = five + write_1h  # the breakdown, when given, is the count
     stamp = line.get("timestamp")
-    if not isinstance(stamp, str) or not stamp:
+    request = line.get("requestId", _BAD)
+    model = message.get("model", _BAD)
+    message_id = message.get("id", _BAD)
+    if (
+        type(stamp) is not str
+        or not stamp
+        or not _text_or_absent(request)
+        or not _text_or_absent(model)
+        or not _text_or_absent(message_id)
+    ):
         return None
-    session = _optional(line, "sessionId", str) if top_level else None
-    version = _optional(line, "version", str) if top_level else None
-    request = _optional(line, "requestId", str)
-    cost = _optional(line, "costUSD", float)
-    sidechain = _optional(line, "isSidechain", bool)
-    api_error = _optional(line, "isApiErrorMessage", bool)
-    model = _optional(message, "model", str)
-    message_id = _optional(message, "id", str)
-    fields = (session, version, request, cost, api_error, model, message_id)
-    if _BAD in fields or sidechain is _BAD or (top_level and line.get("cwd", "") is None):
+    if top_level and not _line_fields_ok(line):
         return None
-    if "" in (session, request, model, message_id):
+    cost = line.get("costUSD", _BAD)
+    if cost is not _BAD and (type(cost) is not float and type(cost) is not int):
         return None
-    if version is not None and not _SEMVER_PREFIX.match(version):
+    sidechain = line.get("isSidechain")
+    if sidechain is not None and type(sidechain) is not bool:
+        return None
+    api_error = line.get("isApiErrorMessage", False)
+    if type(api_error) is not bool:
         return None
     return TokenUsage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cache_read_tokens=cache_read or 0,
-        cache_write_tokens=min(cache_write or 0, MAX_COUNT),
-        cache_write_1h_tokens=write_1h,
-        model=None if model == "<synthetic>" else model,
-        timestamp=stamp,
-        message_id=message_id,
-        request_id=request,
-        sidechain=sidechain is True,
-        fast=speed == "fast",
-        cost_usd=cost,
+        min(input_tokens, MAX_COUNT),
+        min(output_tokens, MAX_COUNT),
+        min(cache_read, MAX_COUNT),
+        min(cache_write, MAX_COUNT),
+        min(write_1h, MAX_COUNT),
+        None if model is _BAD or model == "<synthetic>" else model,
+        stamp,
+        None if message_id is _BAD else message_id,
+        None if request is _BAD else request,
+        sidechain is True,
+        speed == "fast",
+        None if cost is _BAD else float(cost),
     )
+
+
+def _text_or_absent(value: Any) -> bool:
+    """An id or model: absent, or text that is not empty."""
+    return value is _BAD or (type(value) is str and value != "")
+
+
+def _line_fields_ok(line: dict[str, Any]) -> bool:
+    """A line's own session id, version and working folder as ccusage accepts them."""
+    session = line.get("sessionId", _BAD)
+    if not _text_or_absent(session):
+        return False
+    version = line.get("version", _BAD)
+    if version is not _BAD and (type(version) is not str or not _SEMVER_PREFIX.match(version)):
+        return False
+    return line.get("cwd", "") is not None
 
 
 def pi_usage(message: dict[str, Any], stamp: Any) -> TokenUsage | None:

@@ -80,8 +80,8 @@ class FileBatch:
         self.state = state
         self.total_entries = 0
         self.total_skipped = 0
-        # Sessions this file gave usage to: recounted with the file's last part.
-        self.usage_sessions: set[str] = set()
+        # Whether this read added usage lines: the file's sums are refreshed with its last part.
+        self.usage_written = False
         self.conversations = ConversationTracker(db, state.id, item.source.value, gap_minutes)
 
     def _rows(self, part: FilePart, file_id: int) -> Iterator[tuple[Any, ...]]:
@@ -100,27 +100,19 @@ class FileBatch:
                 yield row + tail
 
     def _usage_rows(self, part: FilePart, file_id: int) -> Iterator[tuple[Any, ...]]:
-        """The part's usage rows with file and session; notes the sessions they belong to."""
-        sessions = self.usage_sessions
-        for line, other, *values in part.usage:
-            session_id = other or part.session_id
-            sessions.add(session_id)
-            yield (file_id, line, session_id, *values)
+        """The part's usage rows with file and session."""
+        session_id = part.session_id
+        for line, seq, other, *values in part.usage:
+            yield (file_id, line, seq, other or session_id, *values)
 
-    def _write_usage(self, conn: Any, part: FilePart) -> None:
-        """The part's usage lines, and which lines of their responses count now. A session
-        whose counted lines moved (a copy of its response came in elsewhere) is recounted."""
-        first = conn.execute("SELECT coalesce(max(id), 0) FROM usage").fetchone()[0]
-        conn.executemany(usage_index.INSERT, self._usage_rows(part, self.state.id))
-        moved = usage_index.settle(conn, first) - self.usage_sessions
-        self._recount_sessions(conn, moved)
-
-    def _recount_sessions(self, conn: Any, sessions: set[str]) -> None:
-        for session_id in sessions:
-            if self.recount is None:
-                refresh_session(conn, session_id)
-            else:
-                self.recount.add(session_id)
+    def _write_usage(self, conn: Any, part: FilePart, after: int) -> None:
+        """The part's usage lines, and which lines of their responses count now; another file
+        whose lines stopped counting (a copy of its response came in here) is refreshed."""
+        file_id = self.state.id
+        changed = usage_index.write(conn, file_id, self._usage_rows(part, file_id), after)
+        for other in changed - {file_id}:
+            usage_index.refresh_buckets(conn, other)
+        self.usage_written = True
 
     def commit(self, part: FilePart) -> None:
         item, state = self.item, self.state
@@ -144,7 +136,7 @@ class FileBatch:
                 )
             self.conversations.flush(conn)
             if part.usage:
-                self._write_usage(conn, part)
+                self._write_usage(conn, part, after=state.last_line)
             if part.leaf_titles:
                 conn.executemany(
                     """INSERT OR REPLACE INTO leaf_titles (leaf_uuid, title, file_id, line)
@@ -177,8 +169,8 @@ class FileBatch:
                     self._save_session(conn, owner, part.meta)
                 for other, meta in part.others.items():
                     self._save_session(conn, other, meta)
-                # Usage of a session this file holds no entries of (a usage-only file).
-                self._recount_sessions(conn, self.usage_sessions - {owner, *part.others})
+                if self.usage_written:
+                    usage_index.refresh_buckets(conn, state.id)
         self.total_entries += inserted
         self.total_skipped += len(part.skipped)
         dropped = state.kept_bytes and not kept_bytes

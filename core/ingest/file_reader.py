@@ -92,7 +92,7 @@ class FilePart:
     others: dict[str, SessionMeta] = field(default_factory=dict)
     torn: int = 0  # bytes of an unfinished last line, reported in health
     kept: bytes | None = None  # the part's lines as a kept-copy frame (Claude Code only)
-    # (line, other session or None, then ``usage.index.USAGE_COLUMNS``) per usage line
+    # (line, seq, other session or None, then ``usage.index.USAGE_COLUMNS``) per usage line
     usage: list[UsageRow] = field(default_factory=list)
 
 
@@ -324,8 +324,11 @@ class FileReader:
             if sealed is None:
                 sealed = self._models[model] = self.seal(model)
             model = sealed
-        self.pending_usage.append((
-            line, other, normalize_ts(usage.timestamp), model, id_key(usage.message_id),
+        pending = self.pending_usage
+        # Two objects run together on one line are told apart by their place on it.
+        seq = pending[-1][1] + 1 if pending and pending[-1][0] == line else 0
+        pending.append((
+            line, seq, other, normalize_ts(usage.timestamp), model, id_key(usage.message_id),
             id_key(usage.request_id), usage.sidechain or self.force_sidechain, usage.fast,
             usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
             usage.cache_write_tokens, usage.cache_write_1h_tokens, usage.cost_usd,

@@ -15,15 +15,16 @@ import sqlite_utils
 from clawback.core.archive.catalog import refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
-from clawback.core.usage.index import forget as forget_usage
+from clawback.core.usage import index as usage_index
 
 
 def delete_entries(
     conn: Any, file_id: int, after_line: int = 0, recount: set[str] | None = None
 ) -> None:
-    """Delete a file's entries past ``after_line``, and their terms from the full-text index,
-    and recount every session that had some: not only the file's own, but those its summaries
-    were moved to and those of a file mixing sessions, which no later read may recount.
+    """Delete a file's entries and usage past ``after_line``, and their terms from the
+    full-text index, and recount every session that had some: not only the file's own, but
+    those its summaries were moved to and those of a file mixing sessions, which no later read
+    may recount.
     With ``recount``, those sessions are added to it for the caller to recount before its
     transaction commits (a group of files recounts a session once, not once per file)."""
     sessions = [
@@ -41,7 +42,8 @@ def delete_entries(
         (file_id, after_line),
     )
     conn.execute("DELETE FROM entries WHERE file_id = ? AND line > ?", (file_id, after_line))
-    sessions = sorted({*sessions, *forget_usage(conn, file_id, after_line)})
+    for changed in usage_index.forget(conn, file_id, after_line):
+        usage_index.refresh_buckets(conn, changed)
     if recount is not None:
         recount.update(sessions)
         return

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session
 from clawback.core.archive.kept import KeptCopies, KeptCopyError
 from clawback.core.db import write_transaction
 from clawback.core.formats.lines import LineReader
@@ -62,18 +61,13 @@ def read_back_usage(
 
 
 def _write(conn: Any, file_id: int, session_id: str | None, rows: list[UsageRow]) -> None:
-    first = conn.execute("SELECT coalesce(max(id), 0) FROM usage").fetchone()[0]
-    sessions: set[str] = set()
-    values = []
-    for line, other, *columns in rows:
-        owner = other or session_id
-        if owner is None:
-            continue
-        sessions.add(owner)
-        values.append((file_id, line, owner, *columns))
-    conn.executemany(usage_index.INSERT, values)
-    for session in sessions | usage_index.settle(conn, first):
-        refresh_session(conn, session)
+    values = [
+        (file_id, line, seq, other or session_id, *columns)
+        for line, seq, other, *columns in rows
+        if other or session_id
+    ]
+    for changed in usage_index.write(conn, file_id, values, after=0) | {file_id}:
+        usage_index.refresh_buckets(conn, changed)
 
 
 def _lines(

@@ -65,9 +65,7 @@ def _index_lines(home: Home, root: Path, lines: list[Line]) -> tuple[list[Line],
     by_place = {_place(line): line for line in lines}
     ours, sessions = [], {}
     for path, number, seq, counts, session_id, inp, out, read, write in home.db.execute(
-        """SELECT f.path, u.line,
-                  row_number() OVER (PARTITION BY u.file_id, u.line ORDER BY u.id) - 1,
-                  u.counted, u.session_id, u.input_tokens, u.output_tokens,
+        """SELECT f.path, u.line, u.seq, u.counted, u.session_id, u.input_tokens, u.output_tokens,
                   u.cache_read_tokens, u.cache_write_tokens
            FROM usage u JOIN files f ON f.id = u.file_id WHERE f.source = 'claude-code'"""
     ):
