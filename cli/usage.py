@@ -95,7 +95,9 @@ def _print(report: UsageReport, labels: list[str]) -> None:
 
     def show(cells: tuple[str, ...], **style: bool) -> None:
         first = cells[0].ljust(widths[0])
-        rest = "  ".join(cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True))
+        rest = "  ".join(
+            cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True)
+        )
         click.secho(f"{first}  {rest}", **style)
 
     show(head, bold=True)
