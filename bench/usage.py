@@ -166,12 +166,10 @@ def main() -> None:
         times = timed(argv, args.runs, env)
         print(f"  {label:40} {statistics.median(times) * 1000:7.0f} ms "
               f"(max {max(times) * 1000:.0f} ms)")  # fmt: skip
-    if not args.keep and args.home is None:
-        shutil.rmtree(work, ignore_errors=True)
-    elif not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
-    else:
+    if args.keep:
         print(f"kept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
