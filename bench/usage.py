@@ -101,10 +101,10 @@ def ingest_ab(corpus: Path, work: Path, before: str, runs: int) -> None:
                   f"{float(cpu):6.2f} s CPU, {int(entries):,} entries (load {load:.1f})")  # fmt: skip
             shutil.rmtree(home, ignore_errors=True)
     for label, rows in results.items():
-        wall = statistics.median(row[0] for row in rows)
-        cpu = statistics.median(row[1] for row in rows)
+        median_wall = statistics.median(row[0] for row in rows)
+        median_cpu = statistics.median(row[1] for row in rows)
         print(f"ingest {label} ({before if label == 'before' else 'this code'}): "
-              f"median {wall:.2f} s wall, {cpu:.2f} s CPU")  # fmt: skip
+              f"median {median_wall:.2f} s wall, {median_cpu:.2f} s CPU")  # fmt: skip
     ratio = statistics.median(r[1] for r in results["after"]) / statistics.median(
         r[1] for r in results["before"]
     )

@@ -93,12 +93,12 @@ def _print(report: UsageReport, labels: list[str]) -> None:
     total = _cells("Total", report.total)
     widths = [max(len(cells[i]) for cells in (head, *lines, total)) for i in range(len(head))]
 
-    def show(cells: tuple[str, ...], **style: bool) -> None:
+    def show(cells: tuple[str, ...], bold: bool = False) -> None:
         first = cells[0].ljust(widths[0])
         rest = "  ".join(
             cell.rjust(width) for cell, width in zip(cells[1:], widths[1:], strict=True)
         )
-        click.secho(f"{first}  {rest}", **style)
+        click.secho(f"{first}  {rest}", bold=bold)
 
     show(head, bold=True)
     for cells in lines:
