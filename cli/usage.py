@@ -7,6 +7,8 @@ large archive starts as fast as a search (``bench/usage.py``). The figures come 
 
 from __future__ import annotations
 
+import sys
+
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import print_json
@@ -15,7 +17,14 @@ from clawback.core.config import load_config
 from clawback.core.db import Queryable
 from clawback.core.errors import UsageError
 from clawback.core.paths import Paths
-from clawback.core.usage import GROUPINGS, UsageReport, UsageRow, UsageTotals, load_prices
+from clawback.core.usage import (
+    GROUPINGS,
+    UsageReport,
+    UsageRow,
+    UsageTotals,
+    cost_text,
+    load_prices,
+)
 from clawback.core.usage.report import PERIODS, usage_report
 
 _HEADINGS = {
@@ -107,6 +116,7 @@ def _print(report: UsageReport, labels: list[str]) -> None:
         show(total, bold=True)
     unknown = sorted(report.total.unpriced_models)
     if unknown:
+        sys.stdout.flush()  # the note after the table, where both go to one terminal
         click.echo(
             f"? cost unknown for {', '.join(unknown)}: no price in clawback's table "
             "(add one under [usage] prices in config.toml)",
@@ -123,17 +133,8 @@ def _cells(label: str, row: UsageRow | UsageTotals) -> tuple[str, ...]:
         f"{row.cache_read_tokens:,}",
         f"{row.cache_write_tokens:,}",
         "-" if share is None else f"{share:.0%}",
-        money(row),
+        cost_text(row),
     )
-
-
-def money(row: UsageTotals) -> str:
-    """A cost as shown: dollars and cents, ``unknown`` when no part has a price, and a ``+?``
-    after the known part when some tokens have none."""
-    if row.unpriced_tokens and not row.cost_usd:
-        return "unknown"
-    shown = f"${row.cost_usd:,.2f}" if row.cost_usd >= 0.01 or not row.cost_usd else "<$0.01"
-    return f"{shown}+?" if row.unpriced_tokens else shown
 
 
 def _cut(text: str, width: int) -> str:

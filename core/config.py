@@ -191,6 +191,7 @@ class UIConfig:
     search_since: str = setting("", "Live search: only entries on or after this YYYY-MM-DD.")
     search_until: str = setting("", "Live search: only entries before this YYYY-MM-DD.")
     search_this_session: bool = setting(False, "Live search: only the open session.")
+    usage_period: str = setting("30d", "Usage pane: the period shown: 7d, 30d, 90d, 365d or all.")
 
 
 @dataclass
@@ -369,6 +370,8 @@ def _validate(config: Config, fail: Any) -> None:
         day = getattr(config.ui, key)
         if day and normalize_ts(day) is None:
             raise fail("must be empty or a date (YYYY-MM-DD)", "ui", key)
+    if config.ui.usage_period not in ("7d", "30d", "90d", "365d", "all"):
+        raise fail("must be 7d, 30d, 90d, 365d or all", "ui", "usage_period")
     for entry in config.usage.prices:
         try:
             parse_price(entry)

@@ -25,6 +25,7 @@ from .panes import Panes
 from .panes.search import SearchPane
 from .panes.sessions import SessionsPane
 from .panes.transcript import Target, TranscriptPane
+from .panes.usage import UsagePane
 from .screens.help import HelpScreen
 from .store import Store
 from .theming import ThemeKeeper
@@ -42,7 +43,7 @@ PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sess
 NARROW = 110
 PANE_SWITCHES = (
     "show_pane('search')", "show_pane('sessions')", "show_pane('transcript')",
-    "show_pane('memory')", "show_compaction", "chat", "new_chat",
+    "show_pane('memory')", "show_compaction", "chat", "new_chat", "show_pane('usage')",
 )  # fmt: skip
 QUIT_WAIT = 10.0  # seconds a cancelled reply gets to be stored when the app quits
 
@@ -65,6 +66,7 @@ class ClawbackApp(App[int]):
         Binding("f6", "show_compaction", "Compaction", priority=True),
         Binding("f7", "chat", "Chat", priority=True),
         Binding("ctrl+n", "new_chat", "New chat", priority=True),
+        Binding("f8", "show_pane('usage')", "Usage", priority=True),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -250,9 +252,15 @@ class ClawbackApp(App[int]):
             self.panes.sessions.reveal(hit.session_id)
             await self.open_session(hit.session_id, Target.of(hit))
 
+    @on(UsagePane.SessionChosen)
+    async def _usage_session_chosen(self, event: UsagePane.SessionChosen) -> None:
+        self.panes.sessions.reveal(event.session_id)
+        await self.open_session(event.session_id)
+
     @on(ChatDock.TurnEnded)
     def _turn_ended(self, event: ChatDock.TurnEnded) -> None:
         self.panes.sessions.archive_changed()  # the engine indexed the transcript already
+        self.panes.usage.archive_changed()
         if event.session_id and self.panes.compaction.session_id == event.session_id:
             self.panes.compaction.action_refresh()
 
@@ -273,6 +281,7 @@ class ClawbackApp(App[int]):
         if self.is_running:
             self.panes.sessions.archive_changed()
             self.panes.transcript.archive_changed()
+            self.panes.usage.archive_changed()
             self.panes.memory.files_changed(event.batch.paths)
         for problem in event.batch.errors:
             self.notify(problem, title="Live update", severity="warning", markup=False)

@@ -25,10 +25,15 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Live search across every session (Ctrl+F, /)",
         lambda: app.action_show_pane("search"),
     )
-    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5")):
+    for name, key in (("sessions", "F2"), ("transcript", "F3"), ("memory", "F5"), ("usage", "F8")):
         yield SystemCommand(
             f"Go to {name}", f"Show the {name} pane ({key})", lambda n=name: app.action_show_pane(n)
         )
+    yield SystemCommand(
+        "What sessions cost",
+        "Tokens and cost by day, the costliest sessions (F8)",
+        lambda: app.action_show_pane("usage"),
+    )
     yield SystemCommand(
         "Go to chat", "The chat input under the open transcript (F7)", app.action_chat
     )

@@ -15,6 +15,7 @@ from clawback.core.archive.origins import source_label as source_label
 from clawback.core.archive.sessions import project_name
 from clawback.core.search.engine import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
+from clawback.core.usage import UsageTotals, cost_text
 from textual.content import Content
 
 MATCH_STYLE = "bold $text-accent on $accent 25%"
@@ -93,6 +94,29 @@ def highlight_terms(content: Content, terms: list[str]) -> Content:
 def marked_terms(snippet: str) -> list[str]:
     """The distinct words a snippet marks, to highlight the same words elsewhere."""
     return sorted({m.strip() for m in _MARKED.findall(snippet) if m.strip()})
+
+
+def usage_label(usage: UsageTotals | None) -> str:
+    """A session's cost and cache share as its row and its transcript show them; blank for a
+    session that recorded no usage."""
+    if usage is None:
+        return ""
+    share = usage.cache_read_share
+    cached = f" · {share:.0%} cached" if share is not None else ""
+    return f"{cost_text(usage)}{cached}"
+
+
+COST_COLUMN = 12  # "unknown 87% " and "$123.45 87% " fit; a larger cost widens its row
+
+
+def cost_column(usage: UsageTotals | None) -> str:
+    """A session's cost and cache share as the head of its row in a list: right-aligned to
+    one width, so a list of sessions reads as a column of costs (blank without usage)."""
+    if usage is None:
+        return " " * COST_COLUMN
+    share = usage.cache_read_share
+    cached = f"{share:.0%}" if share is not None else "-"
+    return f"{cost_text(usage):>7} {cached:>3} "
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

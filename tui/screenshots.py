@@ -3,7 +3,8 @@
     python -m clawback.tui.screenshots [OUTPUT_FOLDER]
 
 Screenshots are never made by hand, so they always show the app as it is. Times are shown in
-UTC and the demo home is thrown away afterwards, so two runs give the same pictures.
+UTC, the usage pane's periods end on a fixed day, and the demo home is thrown away afterwards,
+so two runs give the same pictures.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
+from . import panes
 from .app import ClawbackApp, make_app
 from .panes.compaction import LedgerRow
 
@@ -77,6 +80,12 @@ async def compaction(pilot: Pilot[Any]) -> None:
 
 Scene = Callable[[Pilot[Any]], Awaitable[None]]
 
+
+async def usage(pilot: Pilot[Any]) -> None:
+    """The usage pane on the demo's days, the newest day's figures under the chart."""
+    await press(pilot, "f8")
+
+
 SCENES: list[tuple[str, Scene]] = [
     ("sessions-and-transcript", lambda pilot: press(pilot, "down", "down", "down", "enter")),
     ("live-search", lambda pilot: press(pilot, "ctrl+f", *"sidebar")),
@@ -84,6 +93,7 @@ SCENES: list[tuple[str, Scene]] = [
     ("memory-editor", lambda pilot: press(pilot, "f5")),
     ("chat", lambda pilot: press(pilot, "enter", "r", "/", "c", "o")),
     ("compaction", compaction),
+    ("usage", usage),
     ("help", lambda pilot: press(pilot, "f1")),
     ("command-palette", lambda pilot: press(pilot, "ctrl+p")),
 ]
@@ -113,6 +123,7 @@ async def shoot(
 async def main(out: Path) -> None:
     os.environ["TZ"] = "UTC"
     time.tzset()
+    panes.usage.today = lambda: date(2026, 11, 24)  # the usage pane's periods end here
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="clawback-screens-") as folder:
         home = build_demo_home(Path(folder) / "home")

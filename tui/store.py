@@ -44,6 +44,16 @@ from clawback.core.memory.files import Workspace
 from clawback.core.records import Source
 from clawback.core.search.engine import NearestChunks, SearchFilters, SearchHit, SearchResults
 from clawback.core.search.front import find
+from clawback.core.usage import (
+    PriceTable,
+    UsageReport,
+    UsageTotals,
+    load_prices,
+    session_usage,
+    usage_report,
+)
+from clawback.core.usage import models as usage_models
+from clawback.core.usage import projects as usage_projects
 
 ProgressFactory = Callable[[int, int], Progress]
 
@@ -95,6 +105,7 @@ class Store:
         self._nearest: NearestChunks | None = None
         self._embedder: Any = None  # the background embedder, once started
         self.embedded: Any = None  # its latest Coverage, shown while it grows
+        self._prices: PriceTable | None = None
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -111,6 +122,30 @@ class Store:
             return archive.list_sessions(
                 db, source=source, project=project, text=text, limit=limit, offset=offset
             )
+
+    @property
+    def prices(self) -> PriceTable:
+        """The price table with the config's overrides (read once, as the config is)."""
+        if self._prices is None:
+            self._prices = load_prices(self.config.usage.prices)
+        return self._prices
+
+    def usage_report(self, **choice: Any) -> UsageReport:
+        """Usage grouped and narrowed as ``choice`` says (:func:`usage_report`'s keywords)."""
+        with self._browse.use() as db:
+            return usage_report(db, self.prices, **choice)
+
+    def session_usage(self, session_ids: list[str]) -> dict[str, UsageTotals]:
+        with self._browse.use() as db:
+            return session_usage(db, self.prices, session_ids)
+
+    def usage_models(self) -> list[str]:
+        with self._browse.use() as db:
+            return usage_models(db)
+
+    def usage_projects(self) -> list[str]:
+        with self._browse.use() as db:
+            return usage_projects(db)
 
     def resume_plan(self, session_id: str, here: Path | None = None) -> ResumePlan:
         """How to continue ``session_id`` in Claude Code, or why not (:class:`ResumeRefused`)."""

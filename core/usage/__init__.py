@@ -11,7 +11,9 @@ from clawback.core.usage.report import (
     UsageReport,
     UsageRow,
     UsageTotals,
+    cost_text,
     models,
+    projects,
     session_usage,
     usage_report,
 )
@@ -23,9 +25,11 @@ __all__ = [
     "UsageReport",
     "UsageRow",
     "UsageTotals",
+    "cost_text",
     "load_prices",
     "model_family",
     "models",
+    "projects",
     "session_usage",
     "usage_report",
 ]

@@ -214,6 +214,29 @@ def models(db: Queryable) -> list[str]:
     ]
 
 
+def cost_text(usage: UsageTotals) -> str:
+    """A cost as people read it: ``$12.34``, ``<$0.01``, ``unknown`` when no part of it has a
+    price, and ``+?`` after the known part when some tokens have none."""
+    if usage.unpriced_tokens and not usage.cost_usd:
+        return "unknown"
+    known = usage.cost_usd
+    shown = f"${known:,.2f}" if known >= 0.005 or not known else "<$0.01"
+    return f"{shown}+?" if usage.unpriced_tokens else shown
+
+
+def projects(db: Queryable) -> list[str]:
+    """Every working folder with usage, most tokens first (the app's project filter)."""
+    return [
+        row[0]
+        for row in db.execute(
+            """SELECT s.cwd FROM usage_buckets b JOIN sessions s ON s.id = b.session_id
+               WHERE s.cwd IS NOT NULL AND s.cwd != '' GROUP BY s.cwd
+               ORDER BY sum(b.input_tokens + b.output_tokens + b.cache_read_tokens
+                            + b.cache_write_tokens) DESC"""
+        )
+    ]
+
+
 def _add_group(row: UsageTotals, group: list[Any], prices: PriceTable) -> None:
     model, fast, band, priced, day, responses, inp, out, read, write, write_1h, cost = group
     row.responses += responses

@@ -16,6 +16,7 @@ from .memory import MemoryPane
 from .search import SearchPane
 from .sessions import SessionsPane
 from .transcript import TranscriptPane
+from .usage import UsagePane
 
 if TYPE_CHECKING:
     from clawback.core.claude.runner import ClaudeRunner
@@ -30,6 +31,7 @@ class Panes:
     search: SearchPane
     memory: MemoryPane
     compaction: CompactionPane
+    usage: UsagePane
     host: EngineHost  # the chat engine's thread, shared by the chat input and compaction
     _mounting: dict[Pane, AwaitMount] = field(default_factory=dict)
 
@@ -42,11 +44,14 @@ class Panes:
             SearchPane(store, id="search"),
             MemoryPane(store, id="memory"),
             CompactionPane(store, host, id="compaction"),
+            UsagePane(store, id="usage"),
             host,
         )
 
     def all(self) -> list[Pane]:
-        return [self.sessions, self.transcript, self.search, self.memory, self.compaction]
+        return [
+            self.sessions, self.transcript, self.search, self.memory, self.compaction, self.usage,
+        ]  # fmt: skip
 
     async def mount(self, pane: Pane, switcher: ContentSwitcher) -> None:
         """Mount ``pane`` the first time it is shown: start-up builds only what is on screen."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 from clawback.core.archive.sessions import Project, SessionSummary
+from clawback.core.usage import UsageTotals
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,6 +28,7 @@ from textual.worker import get_current_worker
 from .. import background, resume
 from ..format import (
     SOURCES,
+    cost_column,
     local_date,
     origin_label,
     plural,
@@ -72,11 +74,12 @@ class SessionList(OptionList):
             self.post_message(self.NearedEnd())
 
 
-def session_row(session: SessionSummary) -> Content:
-    """Two lines: the title, then source · last active · message count · project.
+def session_row(session: SessionSummary, usage: UsageTotals | None = None) -> Content:
+    """Two lines: what the session cost and the part of its prompts read from the cache, then
+    its title; then source · last active · message count · project.
 
-    The project comes last so that in a narrow pane it is what gets cut short, not the facts
-    every row has.
+    The cost comes first, aligned, so the list reads as a column of costs; the project comes
+    last so that in a narrow pane it is what gets cut short, not the facts every row has.
     """
     details = " · ".join(
         part
@@ -90,7 +93,9 @@ def session_row(session: SessionSummary) -> Content:
         if part
     )
     title = " ".join(session.title.split())  # two lines per row, whatever the title holds
-    return Content.assemble((title, "bold"), "\n", (details, "$text-muted"))
+    return Content.assemble(
+        (cost_column(usage), "$text-muted"), (title, "bold"), "\n", (details, "$text-muted")
+    )
 
 
 class SessionsPane(Pane):
@@ -208,8 +213,9 @@ class SessionsPane(Pane):
             offset=offset,
         )
         total = None if query.text else self.store.count_sessions(query.source, query.project)
+        usage = self.store.session_usage([row.id for row in rows])
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, generation, offset, limit, rows, total)
+            self.app.call_from_thread(self._show, generation, offset, limit, rows, total, usage)
 
     def _show(
         self,
@@ -218,12 +224,13 @@ class SessionsPane(Pane):
         limit: int,
         rows: list[SessionSummary],
         total: int | None,
+        usage: dict[str, UsageTotals],
     ) -> None:
         if generation != self._generation:
             return  # a newer filter or reload is on its way
         self._fetching = False
         listing = self.query_one(SessionList)
-        options = [Option(session_row(s), id=s.id) for s in rows]
+        options = [Option(session_row(s, usage.get(s.id)), id=s.id) for s in rows]
         if offset == 0:
             kept = listing.highlighted_option.id if listing.highlighted_option else None
             listing.set_options(options)

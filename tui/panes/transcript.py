@@ -20,6 +20,7 @@ from clawback.core.archive.sessions import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
 from clawback.core.records import Source
 from clawback.core.search.engine import SearchHit
+from clawback.core.usage import UsageTotals
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -28,7 +29,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ..format import local_time, origin_label, plural
+from ..format import local_time, origin_label, plural, usage_label
 from ..screens.dialogs import PromptScreen
 from ..store import Store
 from ..widgets.chat_dock import ChatDock
@@ -77,6 +78,7 @@ class TranscriptPane(Pane):
         self.session: SessionSummary | None = None
         self._opening: str | None = None  # a session being loaded
         self._messages: list[Message] = []  # every message of the session, sidechains too
+        self._usage: UsageTotals | None = None  # what the session cost
         self._failure: tuple[str, str] | None = None  # a note for a session about to be opened
         self.dock = ChatDock(host, store.config.chat, id="chat-dock")  # mounted when first needed
         self.set_reactive(TranscriptPane.show_sidechains, store.config.ui.show_sidechains)
@@ -123,11 +125,12 @@ class TranscriptPane(Pane):
         try:
             session = self.store.session(session_id)
             messages = [m for m in self.store.messages(session_id) if m.kind != "summary"]
+            usage = self.store.session_usage([session_id]).get(session_id)
         except Exception:
             self.app.call_from_thread(setattr, self, "_opening", None)  # let a retry through
             raise
         if not get_current_worker().is_cancelled:  # a newer session was picked meanwhile
-            self.app.call_from_thread(self._show_session, session, messages, target, focus)  # type: ignore[arg-type]
+            self.app.call_from_thread(self._show_session, session, messages, target, focus, usage)  # type: ignore[arg-type]
 
     async def _show_session(
         self,
@@ -135,9 +138,10 @@ class TranscriptPane(Pane):
         messages: list[Message],
         target: Target | None,
         focus: bool,
+        usage: UsageTotals | None = None,
     ) -> None:
         self.session, self._opening = session, None
-        self._messages = messages
+        self._messages, self._usage = messages, usage
         self.remove_class("-empty")
         native = session.source == Source.NATIVE.value
         self.set_class(native, "-chat")
@@ -184,6 +188,7 @@ class TranscriptPane(Pane):
             origin_label(session.source, session.key),
             local_time(session.started_at),
             plural(session.message_count, "message"),
+            usage_label(self._usage),
             session.cwd or "",
             f"{plural(hidden, 'sub-agent entry', 'sub-agent entries')} hidden (a)"
             if hidden
@@ -198,7 +203,7 @@ class TranscriptPane(Pane):
         if self.dock.busy or self.session is None:
             return
         self.workers.cancel_group(self, "transcript")
-        self.session, self._opening, self._messages = None, None, []
+        self.session, self._opening, self._messages, self._usage = None, None, [], None
         self.remove_class("-chat")
         self.add_class("-empty")
         self.border_title = self.TITLE
@@ -209,7 +214,7 @@ class TranscriptPane(Pane):
     async def new_chat(self) -> None:
         """An empty transcript whose input starts a fresh native session."""
         self.workers.cancel_group(self, "transcript")
-        self.session, self._opening, self._messages = None, None, []
+        self.session, self._opening, self._messages, self._usage = None, None, [], None
         self.remove_class("-empty")
         self.add_class("-chat")
         await self.window.show([])
@@ -289,11 +294,19 @@ class TranscriptPane(Pane):
         new = self.store.messages(session_id, after_entry=after_entry)
         if new or turn_over:
             session = self.store.session(session_id)
-            self.app.call_from_thread(self._append, session, new, turn_over)  # type: ignore[arg-type]
+            usage = self.store.session_usage([session_id]).get(session_id)
+            self.app.call_from_thread(self._append, session, new, turn_over, usage)  # type: ignore[arg-type]
 
-    async def _append(self, session: SessionSummary, new: list[Message], turn_over: bool) -> None:
+    async def _append(
+        self,
+        session: SessionSummary,
+        new: list[Message],
+        turn_over: bool,
+        usage: UsageTotals | None = None,
+    ) -> None:
         if self.session is None or session.id != self.session.id:
             return
+        self._usage = usage
         known = {m.entry_id for m in self._messages}
         new = [m for m in new if m.entry_id not in known and m.kind != "summary"]
         self.session = session

@@ -30,6 +30,10 @@ EXTRA = {
     ],
     "Transcript": [("pageup/pagedown", "Scroll")],
     "Search": [("enter", "Open the highlighted result")],
+    "Usage": [
+        ("left/right", "On the chart: the day before or after"),
+        ("enter", "Open the highlighted session"),
+    ],
     "Chat": [
         ("enter", "Send the message"),
         ("shift+enter", "New line, where the terminal reports it"),
