@@ -106,14 +106,12 @@ def usage_label(usage: UsageTotals | None) -> str:
     return f"{cost_text(usage)}{cached}"
 
 
-COST_COLUMN = 12  # "unknown 87% " and "$123.45 87% " fit; a larger cost widens its row
-
-
 def cost_column(usage: UsageTotals | None) -> str:
     """A session's cost and cache share as the head of its row in a list: right-aligned to
-    one width, so a list of sessions reads as a column of costs (blank without usage)."""
+    one width (``unknown 87%`` and ``$123.45 87%`` fit), so a list of sessions reads as a column
+    of costs; nothing for a session without usage, whose row keeps its room."""
     if usage is None:
-        return " " * COST_COLUMN
+        return ""
     share = usage.cache_read_share
     cached = f"{share:.0%}" if share is not None else "-"
     return f"{cost_text(usage):>7} {cached:>3} "

@@ -75,11 +75,12 @@ class SessionList(OptionList):
 
 
 def session_row(session: SessionSummary, usage: UsageTotals | None = None) -> Content:
-    """Two lines: what the session cost and the part of its prompts read from the cache, then
-    its title; then source · last active · message count · project.
+    """Two lines: the title, then what the session cost and the part of its prompts read from
+    the cache, source · last active · message count · project.
 
-    The cost comes first, aligned, so the list reads as a column of costs; the project comes
-    last so that in a narrow pane it is what gets cut short, not the facts every row has.
+    The cost starts the second line, aligned, so the list reads as a column of costs; the
+    project comes last so that in a narrow pane it is what gets cut short, not the facts every
+    row has.
     """
     details = " · ".join(
         part
@@ -94,7 +95,7 @@ def session_row(session: SessionSummary, usage: UsageTotals | None = None) -> Co
     )
     title = " ".join(session.title.split())  # two lines per row, whatever the title holds
     return Content.assemble(
-        (cost_column(usage), "$text-muted"), (title, "bold"), "\n", (details, "$text-muted")
+        (title, "bold"), "\n", (cost_column(usage), "$text-accent"), (details, "$text-muted")
     )
 
 
