@@ -150,6 +150,29 @@ def merge_meta(into: SessionMeta, meta: SessionMeta) -> None:
         into.created = meta.created
 
 
+def one_row_per_response(rows: list[UsageRow]) -> list[UsageRow]:
+    """Of the lines of one response in ``rows`` (one part: its lines commit together), the one
+    the index would count: the most tokens, the first of equals (:mod:`clawback.core.usage.index`
+    settles across parts and files). Claude Code writes a response as a line per content block,
+    so this keeps about half as many rows on real transcripts."""
+    kept: list[UsageRow] = []
+    where: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        # (line, seq, other, ts, model, message_key, request_key, sidechain, fast, input,
+        #  output, cache_read, cache_write, ...)
+        if row[5] is None:
+            kept.append(row)
+            continue
+        key = (row[5], row[6], row[7], row[2])
+        at = where.get(key)
+        if at is None:
+            where[key] = len(kept)
+            kept.append(row)
+        elif sum(row[9:13]) > sum(kept[at][9:13]):
+            kept[at] = row
+    return kept
+
+
 def _is_uuid_like(text: str) -> bool:
     return len(text) == 36 and text.count("-") == 4
 
@@ -257,7 +280,7 @@ class FileReader:
             if b"usage" in raw:
                 for value in decode_line(raw)[0]:
                     self.add(number, parser(value))
-        return self.session_id, self.pending_usage
+        return self.session_id, one_row_per_response(self.pending_usage)
 
     def _mask_once(self, text: str) -> str:
         """``mask``, remembering recent results: the keeper masks what the rows did, and lines
@@ -381,7 +404,7 @@ class FileReader:
             final=final,
             torn=torn,
             kept=self.keeper.frame(self.end_offset) if self.keeper else None,
-            usage=self.pending_usage,
+            usage=one_row_per_response(self.pending_usage),
         )
         if final:
             part.meta, part.others = self.meta, self.others

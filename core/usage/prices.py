@@ -13,13 +13,14 @@ import tomllib
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from clawback.core.config import parse_price
 from clawback.core.usage.index import BANDS
 
 MILLION = 1_000_000
+PRICES_FILE = Path(__file__).with_name("prices.toml")  # package data, beside this module
 RATE_NAMES = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
 # Anthropic's cache rates against the input rate, for an override that gives only input and
 # output: 5-minute writes 1.25x, 1-hour writes 2x, reads 0.1x.
@@ -173,7 +174,7 @@ def load_prices(overrides: list[str] | tuple[str, ...] = ()) -> PriceTable:
 
 @cache
 def _shipped() -> PriceTable:
-    data = tomllib.loads(resources.files(__package__).joinpath("prices.toml").read_text("utf-8"))
+    data = tomllib.loads(PRICES_FILE.read_text("utf-8"))
     prices: dict[str, list[Price]] = {}
     for row in data.get("price", []):
         price = _price(row)

@@ -78,6 +78,8 @@ def test_a_response_written_as_several_lines_counts_once_with_its_complete_usage
     home.ingest_all()
     assert counted(home) == {(f"-p/{SID}.jsonl", 4), (f"-p/{SID}.jsonl", 5)}
     assert totals(home) == (20, 365, 0, 200)
+    # Lines read together keep a row per response: the rest can never count.
+    assert home.db.execute("SELECT count(*) FROM usage").fetchone()[0] == 2
 
 
 def test_sub_agent_files_count_toward_their_session(home: Home, cc_root: Path) -> None:
