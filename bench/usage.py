@@ -6,7 +6,8 @@
 Reports: ``clawback usage`` run as an installed command (a fresh process each time, after one
 untimed warm-up run, as a person runs it twice) by day, by session and by model as JSON,
 next to a bare Python process that sums the same lines by day straight from the ``usage``
-table in the same run (the floor of a report that keeps no sums).
+table in the same run (the floor of a report that keeps no sums); wall time, and CPU time,
+which a busy shared machine does not inflate.
 
 Ingest (``--before REF``): the same corpus ingested by the code at ``REF`` (unpacked from git
 into a temporary folder and imported ahead of the installed package) and by this code, in
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,14 +58,19 @@ print(wall, usage.ru_utime + usage.ru_stime, stats.entries)
 """
 
 
-def timed(argv: list[str], runs: int, env: dict[str, str]) -> list[float]:
+def timed(argv: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds (user + system: what a quiet machine's wall time would be near)
+    of each run."""
     subprocess.run(argv, capture_output=True, env=env, check=True)  # warm-up
-    times = []
+    walls, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run(argv, capture_output=True, env=env, check=True)
-        times.append(time.perf_counter() - started)
-    return times
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return walls, cpus
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -161,11 +168,13 @@ def main() -> None:
         ],
         "bare python: sum the usage lines by day": [sys.executable, "-c", BARE, str(database)],
     }  # fmt: skip
-    print(f"warm, median of {args.runs} runs (each a fresh process):")
+    print(
+        f"warm, median of {args.runs} runs (each a fresh process; load {os.getloadavg()[0]:.1f}):"
+    )
     for label, argv in reports.items():
-        times = timed(argv, args.runs, env)
-        print(f"  {label:40} {statistics.median(times) * 1000:7.0f} ms "
-              f"(max {max(times) * 1000:.0f} ms)")  # fmt: skip
+        walls, cpus = timed(argv, args.runs, env)
+        print(f"  {label:40} {statistics.median(walls) * 1000:7.0f} ms wall "
+              f"(max {max(walls) * 1000:.0f}), {statistics.median(cpus) * 1000:5.0f} ms CPU")  # fmt: skip
     if args.keep:
         print(f"kept: {work}")
     else:
