@@ -11,6 +11,7 @@ Every function here is pure and never raises: a line it cannot read gives ``None
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -103,7 +104,7 @@ def claude_code_message_usage(
     if top_level and not _line_fields_ok(line):
         return None
     cost = line.get("costUSD", _BAD)
-    if cost is not _BAD and (type(cost) is not float and type(cost) is not int):
+    if cost is not _BAD and (type(cost) not in (float, int) or not math.isfinite(cost)):
         return None
     sidechain = line.get("isSidechain")
     if sidechain is not None and type(sidechain) is not bool:
@@ -165,7 +166,7 @@ def pi_usage(message: dict[str, Any], stamp: Any) -> TokenUsage | None:
     usage.timestamp = stamp
     cost = raw.get("cost")
     total = cost.get("total") if isinstance(cost, dict) else None
-    if isinstance(total, int | float) and not isinstance(total, bool) and total >= 0:
+    if isinstance(total, int | float) and not isinstance(total, bool) and 0 <= total < math.inf:
         usage.cost_usd = float(total)
     return usage
 
@@ -201,6 +202,6 @@ def native_usage(line: dict[str, Any]) -> TokenUsage | None:
     usage.model = model if isinstance(model, str) and model else None
     usage.timestamp = line.get("timestamp") if isinstance(line.get("timestamp"), str) else None
     cost = raw.get("cost_usd", line.get("cost_usd"))
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and 0 <= cost < math.inf:
         usage.cost_usd = float(cost)
     return usage

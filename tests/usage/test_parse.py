@@ -81,6 +81,8 @@ def test_fast_mode_synthetic_model_and_sidechain() -> None:
         ({"input_tokens": 1, "output_tokens": 5}, {"sessionId": ""}),
         ({"input_tokens": 1, "output_tokens": 5}, {"version": "next"}),
         ({"input_tokens": 1, "output_tokens": 5}, {"costUSD": "1"}),
+        ({"input_tokens": 1, "output_tokens": 5}, {"costUSD": float("inf")}),
+        ({"input_tokens": 1, "output_tokens": 5}, {"costUSD": float("nan")}),
         ({"input_tokens": 1, "output_tokens": 5}, {"timestamp": None}),
         ({"input_tokens": 1, "output_tokens": 5}, {"cwd": None}),
     ],

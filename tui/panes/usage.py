@@ -91,6 +91,7 @@ class UsagePane(Pane):
         self._projects: list[str] = []
         self._models: list[str] = []
         self._offered: dict[str, list[str]] = {}
+        self._stale = False  # new usage came while the pane was hidden
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="usage-filters"):
@@ -126,8 +127,18 @@ class UsagePane(Pane):
         )
 
     def archive_changed(self) -> None:
-        """New usage may have been indexed: show it (the watcher and chat turns call this)."""
-        if self.is_mounted:
+        """New usage may have been indexed: show it now if the pane is on screen, else when it
+        is shown next (the watcher and chat turns call this)."""
+        if not self.is_mounted:
+            return
+        if self.display:
+            self.reload()
+        else:
+            self._stale = True
+
+    def on_show(self) -> None:
+        if self._stale:
+            self._stale = False
             self.reload()
 
     @work(thread=True, exclusive=True, group="usage", exit_on_error=False)
