@@ -186,7 +186,8 @@ def sessions(
         deleted=deleted,
     )
     if as_json:
-        print_json([row.to_json() for row in rows])
+        usage = _usage(open_home(ctx), [row.id for row in rows])
+        print_json([{**row.to_json(), "usage": usage.get(row.id)} for row in rows])
         return
     if not rows:
         if deleted:
@@ -252,9 +253,20 @@ def show(ctx: click.Context, session: str, fmt: str) -> None:
         from clawback.core.chat.spend import SessionSpend  # a chat's tokens, from its transcript
 
         shown["usage"] = SessionSpend.of_transcript(transcript).to_json()
+    else:  # what the archive counted (as `clawback usage` does)
+        shown["usage"] = _usage(home, [found.id]).get(found.id)
     print_json(
         {"session": shown, "messages": [m.to_json() for m in session_messages(home.db, found.id)]}
     )
+
+
+def _usage(home: Home, session_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """What each session cost (``clawback usage``'s fields), for the JSON of its listing."""
+    from clawback.core.usage import load_prices, session_usage
+
+    prices = load_prices(home.config.usage.prices)
+    found = session_usage(home.db, prices, session_ids)
+    return {session_id: totals.token_json() for session_id, totals in found.items()}
 
 
 @click.command()

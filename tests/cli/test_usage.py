@@ -123,3 +123,13 @@ def test_a_bad_price_in_the_config_is_one_line(home: Path) -> None:
     rows = json.loads(run_cli("usage", "--by", "model", "--json", home=home).stdout)
     priced = {row["model"]: row["cost_usd"] for row in rows}
     assert priced["mystery-model"] == pytest.approx((100 * 1 + 50 * 10 + 900 * 0.1) / 1e6)
+
+
+def test_sessions_and_show_json_carry_each_sessions_usage(home: Path) -> None:
+    listed = {row["id"]: row for row in json.loads(run_cli("sessions", "--json", home=home).stdout)}
+    garden = listed["s1"]["usage"]
+    assert (garden["input_tokens"], garden["output_tokens"]) == (200, 3_000)
+    assert garden["cost_usd"] == pytest.approx((200 * 3 + 3_000 * 15 + 1_800 * 0.3) / 1e6)
+    assert listed["s2"]["usage"]["cost_usd"] is None  # mystery-model has no price
+    shown = json.loads(run_cli("show", "s1", "--format", "json", home=home).stdout)
+    assert shown["session"]["usage"] == garden
