@@ -133,3 +133,25 @@ def test_sessions_and_show_json_carry_each_sessions_usage(home: Path) -> None:
     assert listed["s2"]["usage"]["cost_usd"] is None  # mystery-model has no price
     shown = json.loads(run_cli("show", "s1", "--format", "json", home=home).stdout)
     assert shown["session"]["usage"] == garden
+
+
+def test_a_chats_usage_is_what_its_transcript_says(tmp_path: Path) -> None:
+    """One reading: `clawback usage` and `sessions --json` count a chat's turns exactly as its
+    transcript's reply lines say (tokens, and the cost `claude` reported), as `show` does."""
+    from .test_chat import run as chat
+
+    home = tmp_path / "home"
+    fake = json.dumps({"input": 40, "output": 60, "cache_read": 900, "cache_write": 60})
+    first = json.loads(chat("chat", "--json", "hello", home=home, usage=fake).stdout)
+    second = json.loads(chat("chat", "--json", "again", home=home, usage=fake).stdout)
+    session = first["session_id"]
+    shown = json.loads(run_cli("show", session, "--format", "json", home=home).stdout)
+    spent = shown["session"]["usage"]
+    (row,) = json.loads(run_cli("usage", "--by", "session", "--json", home=home).stdout)
+    listed = {s["id"]: s for s in json.loads(run_cli("sessions", "--json", home=home).stdout)}
+    kinds = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    for counted in (row, listed[session]["usage"]):
+        assert {k: counted[k] for k in kinds} == {k: spent[k] for k in kinds}
+        assert counted["cost_usd"] == pytest.approx(spent["cost_usd"], abs=1e-6)
+        assert counted["cost_usd"] == pytest.approx(first["cost_usd"] + second["cost_usd"])
+    assert row["session_id"] == session and row["responses"] == spent["turns"] == 2
