@@ -1,6 +1,6 @@
 """Usage benchmark: ``clawback usage`` on a big archive, and what indexing usage costs an ingest.
 
-    .venv/bin/python bench/usage.py --mb 1200                 # the issue's 1.2 GB corpus
+    .venv/bin/python bench/usage.py --mb 1460                 # the issue's 1.2 GB corpus
     .venv/bin/python bench/usage.py --mb 50 --before 1c35448  # ingest, before and after
 
 Reports: ``clawback usage`` run as an installed command (a fresh process each time, after one
