@@ -56,22 +56,18 @@ def now_ts() -> str:
     return format_ts(datetime.now(UTC))
 
 
-def date_bounds(
-    since: str | None, until: str | None, *, local: bool = False
-) -> tuple[str | None, str | None]:
+def date_bounds(since: str | None, until: str | None) -> tuple[str | None, str | None]:
     """The index timestamps a ``since``/``until`` pair selects: ``ts >= low`` and ``ts < high``.
 
     Both ends are inclusive as a person reads them: ``--until 2025-07-14`` keeps that whole day
     (the bound is the next midnight), so ``--since D --until D`` is day D. A bound with a time
     keeps that instant. A value that is not a date, or a ``since`` after its ``until`` (which
     could only ever match nothing), is a :class:`ValueError` whose text is the message to show.
-    ``local`` reads a date or time without an offset on the person's clock (their days, as
-    usage reports count them) instead of in UTC.
     """
-    low = _bound("since", since, local)
-    high = _bound("until", until, local)
+    low = _bound("since", since)
+    high = _bound("until", until)
     if high is not None and until is not None and len(until.strip()) == 10:
-        high = _next_day(high, local)  # a bare date: the end of its day
+        high += timedelta(days=1)  # a bare date: the end of its day
     elif high is not None:
         high += timedelta(milliseconds=1)
     if low is not None and high is not None and low >= high:
@@ -79,34 +75,15 @@ def date_bounds(
     return (format_ts(low) if low else None, format_ts(high) if high else None)
 
 
-def _next_day(midnight: datetime, local: bool) -> datetime:
-    """The midnight after ``midnight``: a day later on the clock it was read on (a local day
-    can be 23 or 25 hours long)."""
-    if not local:
-        return midnight + timedelta(days=1)
-    day = midnight.astimezone().replace(tzinfo=None) + timedelta(days=1)
-    return day.astimezone().astimezone(UTC)
-
-
-def _bound(name: str, value: str | None, local: bool = False) -> datetime | None:
+def _bound(name: str, value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        parsed = _parse_local(value.strip()) if local else parse_ts(value.strip())
+        parsed = parse_ts(value.strip())
         if parsed is not None:
             format_ts(parsed + timedelta(days=1))  # the day after must be on the calendar too
-    except (OverflowError, ValueError, OSError):
+    except (OverflowError, ValueError):
         parsed = None
     if parsed is None:
         raise ValueError(f"not a date: {value!r} (use YYYY-MM-DD)")
     return parsed
-
-
-def _parse_local(value: str) -> datetime | None:
-    """A date or time as the person means it: without an offset, on their own clock."""
-    if len(value) < 10:
-        return None
-    moment = datetime.fromisoformat(value)
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # the local zone in force on that date
-    return moment.astimezone(UTC)

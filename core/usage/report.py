@@ -261,7 +261,7 @@ def _where(
 ) -> tuple[str, list[Any]]:
     clauses = ["1"]
     params: list[Any] = []
-    low, high = date_bounds(since, until, local=True)
+    low, high = date_bounds(since, until)  # as search reads them: one reading
     if low:
         clauses.append("b.bucket >= ?")
         params.append(_quarter(low, up=False))

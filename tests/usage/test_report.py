@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from clawback.core.home import Home
+from clawback.core.timeutil import date_bounds
 from clawback.core.usage import load_prices, usage_report
 
 from tests.helpers import cc_user
@@ -64,16 +65,21 @@ def test_days_are_the_persons_local_days(archive: Home, zone: Callable[[str], No
     assert days == ["2026-03-01", "2026-03-08", "2026-04-15"]
 
 
-def test_since_and_until_are_inclusive_local_dates(
+def test_since_and_until_are_inclusive_and_read_as_search_reads_them(
     archive: Home, zone: Callable[[str], None]
 ) -> None:
     prices = load_prices()
-    zone("Asia/Kolkata")
-    only = usage_report(archive.db, prices, by="day", since="2026-03-02", until="2026-03-02")
-    assert [row.key for row in only.rows] == ["2026-03-02"] and only.total.responses == 1
-    zone("America/New_York")
-    until = usage_report(archive.db, prices, by="day", until="2026-03-08")
-    assert [row.key for row in until.rows] == ["2026-03-01", "2026-03-08"]
+    zone("UTC")
+    only = usage_report(archive.db, prices, by="day", since="2026-03-09", until="2026-03-09")
+    assert [row.key for row in only.rows] == ["2026-03-09"] and only.total.responses == 1
+    until = usage_report(archive.db, prices, by="day", until="2026-03-01")
+    assert [row.key for row in until.rows] == ["2026-03-01"] and until.total.responses == 2
+    zone("Asia/Kolkata")  # the bounds are search's (``timeutil.date_bounds``), whatever it reads
+    low, high = date_bounds("2026-03-02", "2026-03-02")
+    kept = usage_report(archive.db, prices, by="day", since="2026-03-02", until="2026-03-02")
+    in_bounds = [ts for ts in ("2026-03-01T18:29:00.000Z", "2026-03-01T19:00:00.000Z")
+                 if low and high and low <= ts < high]  # fmt: skip
+    assert kept.total.responses == len(in_bounds)
     with pytest.raises(ValueError, match="not a date"):
         usage_report(archive.db, prices, since="yesterday-ish")
     with pytest.raises(ValueError, match="nothing can match"):
