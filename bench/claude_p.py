@@ -10,8 +10,10 @@ server always loaded); each has its own clawback home, indexed beforehand. Rows 
 round by round so they share the machine's load, after one untimed run each (which starts the
 warm process the hooks use, as a person's first prompt of the day does). Every run is a fresh
 ``claude -p PROMPT`` in the project, timed from start to exit; the stand-in answers at once, so
-the difference between rows is what clawback costs. The issue's target: hooks and memory server
-at most 0.3 s over none (median).
+the difference between rows is what clawback costs, in wall time and in CPU time (``claude``
+and every process it waited for: its hooks and the memory server; a loaded machine stretches
+wall time far more than CPU time). The issue's target: hooks and memory server at most 0.3 s
+over none (median).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -79,20 +82,26 @@ def prepare(row: str, work: Path, clawback: str, claude: str) -> tuple[Path, Pat
     return home, project, env
 
 
-def run_once(claude: str, home: Path, project: Path, env: dict[str, str]) -> tuple[float, str]:
-    """Wall time of one ``claude -p`` and the text of the request it sent."""
+def run_once(
+    claude: str, home: Path, project: Path, env: dict[str, str]
+) -> tuple[float, float, str]:
+    """Wall time of one ``claude -p``, the CPU time of it and every process it waited for (its
+    hooks, the memory server), and the text of the request it sent."""
     with AnthropicStandin() as standin:
         run_env = {**env, **offline_env(standin, home)}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             [claude, "-p", PROMPT], env=run_env, cwd=project, capture_output=True, text=True,
             timeout=300,
         )  # fmt: skip
         took = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         sent = json.dumps(standin.state.requests[-1]) if standin.state.requests else ""
     if done.returncode != 0:
         raise SystemExit(f"claude -p failed: {done.stdout}{done.stderr}")
-    return took, sent
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu, sent
 
 
 def main() -> None:
@@ -110,25 +119,30 @@ def main() -> None:
         for row in ROWS:
             setups[row] = prepare(row, work, args.clawback, claude)
         for row, (home, project, env) in setups.items():  # untimed: starts the warm process
-            _, sent = run_once(claude, home, project, env)
+            _, _, sent = run_once(claude, home, project, env)
             if row != "none" and "hook additional context" not in sent:
                 raise SystemExit(f"{row}: the hooks gave Claude nothing; is it installed?")
         times: dict[str, list[float]] = {row: [] for row in ROWS}
+        cpu: dict[str, list[float]] = {row: [] for row in ROWS}
         recalled = {row: 0 for row in ROWS}
         for _ in range(args.runs):
             for row, (home, project, env) in setups.items():
-                took, sent = run_once(claude, home, project, env)
+                took, used, sent = run_once(claude, home, project, env)
                 times[row].append(took)
+                cpu[row].append(used)
                 recalled[row] += DECISION.replace("'", "\\u0027") in sent or DECISION in sent
         none = statistics.median(times["none"])
+        none_cpu = statistics.median(cpu["none"])
         load = os.getloadavg()[0]
         print(f"claude -p, {args.runs} runs per row, interleaved (load average {load:.1f} on "
               f"{os.cpu_count()} cores); clawback: {args.clawback}")  # fmt: skip
-        print(f"  {'':12} {'median':>8} {'min':>8} {'max':>8} {'over none':>10}  recalled")
+        print(f"  wall s {'':5} {'median':>8} {'min':>8} {'max':>8} {'over none':>10}"
+              f"   CPU s median  over none  recalled")  # fmt: skip
         for row, samples in times.items():
-            median = statistics.median(samples)
+            median, used = statistics.median(samples), statistics.median(cpu[row])
             print(f"  {row:12} {median:8.2f} {min(samples):8.2f} {max(samples):8.2f}"
-                  f" {median - none:+10.2f}  {recalled[row]}/{args.runs}")  # fmt: skip
+                  f" {median - none:+10.2f}   {used:12.2f} {used - none_cpu:+10.2f}"
+                  f"  {recalled[row]}/{args.runs}")  # fmt: skip
     finally:
         for _home, _project, env in setups.values():
             subprocess.run(

@@ -4,7 +4,8 @@
     .venv/bin/python bench/cli_startup.py --clawback /other/venv/bin/clawback   # another install
 
 Every row is a fresh process timed from start to exit, with bytecode cached as an installed
-command has it, interleaved round by round after one untimed warm-up each:
+command has it, interleaved round by round after one untimed warm-up each; wall time and CPU time (user + system,
+which a loaded machine stretches far less) side by side:
 
 - ``clawback search`` on the demo archive (about 20 sessions) against a bare ``sqlite3`` process
   running one FTS5 query, the floor any Python search pays (target: within 2x);
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,24 +82,33 @@ def main() -> None:
             "clawback search": [clawback, "--home", str(demo), "search", "sqlite"],
         }
         times: dict[str, list[float]] = {name: [] for name in rows}
+        cpu: dict[str, list[float]] = {name: [] for name in rows}
         for argv in rows.values():  # warm-up (bytecode)
             subprocess.run(argv, capture_output=True, env=env, check=True)
         for _ in range(args.runs):
             for name, argv in rows.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 subprocess.run(argv, capture_output=True, env=env, check=True)
                 times[name].append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu[name].append(
+                    after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                )
     ms = {name: statistics.median(samples) * 1000 for name, samples in times.items()}
+    cpu_ms = {name: statistics.median(samples) * 1000 for name, samples in cpu.items()}
     load = os.getloadavg()[0]
     print(f"median of {args.runs} fresh processes each, interleaved (load average {load:.1f} on"
           f" {os.cpu_count()} cores); clawback: {clawback}")  # fmt: skip
+    print(f"  {'':32} {'wall':>9} {'CPU':>9}")
     for name, value in ms.items():
-        print(f"  {name:32} {value:7.1f} ms")
-    scan = ms[f"clawback ingest, {args.files} unchanged"]
-    print(f"unchanged ingest: {scan - ms['clawback --version']:+.0f} ms beyond --version (target"
-          f" +100), {scan - ms['python -c pass']:+.0f} ms beyond python -c pass")  # fmt: skip
-    ratio = ms["clawback search"] / ms["bare sqlite3 + FTS5"]
-    print(f"search: {ratio:.2f}x the bare sqlite3 process (target: within 2x)")
+        print(f"  {name:32} {value:6.1f} ms {cpu_ms[name]:6.1f} ms")
+    scan = f"clawback ingest, {args.files} unchanged"
+    for what, took in (("wall", ms), ("CPU", cpu_ms)):
+        print(f"unchanged ingest ({what}): {took[scan] - took['clawback --version']:+.0f} ms beyond"
+              f" --version (target +100), {took[scan] - took['python -c pass']:+.0f} ms beyond"
+              f" python -c pass; search: {took['clawback search'] / took['bare sqlite3 + FTS5']:.2f}x"
+              " the bare sqlite3 process (target: within 2x)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -8,9 +8,11 @@ stdin/stdout, and prints the median and p95 of a ``tools/call memory_search`` ro
 baselines measured in the same run: a ``ping`` round trip over the same pipe (the protocol's own
 cost), the same search through ``MemoryTools`` in this process (no protocol), and the archive's
 ``search()`` alone. Also the server's start-up, interleaved with a bare ``python -c pass``: spawn
-to the ``initialize`` answer and to the ``tools/list`` answer, with the stdio front answering
-them (what Claude Code waits for before a session's first request; target, issue 32: initialize
-within 150 ms) and with ``CLAWBACK_MCP_FRONT=0`` (the SDK answers once it and the index loaded).
+to the first answer (``initialize``, or ``server/discover`` as Claude Code 2.1.328 opens) and to
+the ``tools/list`` answer, with the stdio front answering them (what Claude Code waits for before
+a session's first request; target, issue 32: within 150 ms) and with ``CLAWBACK_MCP_FRONT=0``
+(the SDK answers once it and the index loaded); and, for the modern opening, spawn to the first
+``memory_search`` answer, which waits for the SDK and the index either way.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ from clawback.core.search.engine import search
 from corpus import generate
 
 ROUNDS = 9
+#: the envelope Claude Code 2.1.328 puts in each request (the 2026-07-28 protocol)
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 #: as an installed clawback runs: with its bytecode cached
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
@@ -54,6 +62,7 @@ class Server:
         self.next = 0
         self.ready = 0.0
         self.listed = 0.0
+        self.called = 0.0
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -77,6 +86,18 @@ class Server:
         self.proc.stdin.flush()
         self.request("tools/list")
         self.listed = time.perf_counter() - self.started
+
+    def discover(self) -> None:
+        """What Claude Code 2.1.328 sends first: ``server/discover``, then the listings, each
+        with its envelope in ``_meta``; then the first ``memory_search``, which loads the SDK."""
+        meta = {"_meta": ENVELOPE}
+        self.request("server/discover", meta)
+        self.ready = time.perf_counter() - self.started
+        self.request("tools/list", meta)
+        self.listed = time.perf_counter() - self.started
+        call = {**meta, "name": "memory_search", "arguments": {"query": "sqlite"}}
+        assert "result" in self.request("tools/call", call)
+        self.called = time.perf_counter() - self.started
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -124,22 +145,30 @@ def main() -> None:
         "4-letter prefix": ["sear*", "inde*", "quer*", "comp*", "tran*"] * 4,
     }
     bare: list[float] = []
-    ready: dict[str, list[tuple[float, float]]] = {"front": [], "SDK alone": []}
+    rows = {"front": "1", "SDK alone": "0"}
+    ready: dict[str, list[tuple[float, float, float]]] = {}
     for _ in range(ROUNDS):
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], env=ENV, check=True)
         bare.append((time.perf_counter() - started) * 1000)
-        for row, switch in (("front", "1"), ("SDK alone", "0")):
-            server = Server(home.paths.home, CLAWBACK_MCP_FRONT=switch)
-            server.initialize()
-            ready[row].append((server.ready * 1000, server.listed * 1000))
-            server.close()
+        for row, switch in rows.items():
+            for protocol in ("initialize", "server/discover"):
+                server = Server(home.paths.home, CLAWBACK_MCP_FRONT=switch)
+                if protocol == "initialize":
+                    server.initialize()
+                else:
+                    server.discover()
+                ready.setdefault(f"{row}, {protocol}", []).append(
+                    (server.ready * 1000, server.listed * 1000, server.called * 1000)
+                )
+                server.close()
     print(f"start-up, {ROUNDS} runs interleaved, median (max) ms from spawn; python -c pass"
           f" {statistics.median(bare):.0f} ({max(bare):.0f})")  # fmt: skip
+    print(f"  {'':27} {'first answer':>14} {'tools/list':>14} {'first memory_search':>20}")
     for row, samples in ready.items():
-        init, listed = [s[0] for s in samples], [s[1] for s in samples]
-        print(f"  {row:10} initialize {statistics.median(init):6.0f} ({max(init):5.0f})"
-              f"   tools/list {statistics.median(listed):6.0f} ({max(listed):5.0f})")  # fmt: skip
+        cols = [[s[i] for s in samples] for i in range(3)]
+        cells = [f"{statistics.median(c):6.0f} ({max(c):5.0f})" if max(c) else "" for c in cols]
+        print(f"  {row:27} {cells[0]:>14} {cells[1]:>14} {cells[2]:>20}")
 
     server = Server(home.paths.home)
     server.initialize()
