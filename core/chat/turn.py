@@ -409,8 +409,14 @@ class ChatTurn:
             except BaseException as exc:  # ClaudeCancelled included: hand it to the reader
                 queue.put_nowait(exc)
 
+        def unstarted(task: asyncio.Task[None]) -> None:
+            # cancelled before its first step, its body never ran to hand anything over
+            if task.cancelled():
+                queue.put_nowait(ClaudeCancelled())
+
         self._pump = asyncio.create_task(pump())
-        if self._cancel_requested:
+        self._pump.add_done_callback(unstarted)
+        if self._cancel_requested:  # from another thread, since the check before the prompt
             self._pump.cancel()
         saw_delta = False
         while True:

@@ -419,6 +419,31 @@ async def test_cancel_before_claude_starts(engine: ChatEngine, fake_claude: Fake
     assert messages(current(engine)) == [("user", "never mind", False)]
 
 
+async def test_a_cancel_landing_as_claude_starts_still_ends_the_turn(
+    engine: ChatEngine, fake_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host on another thread (the app, the gateway) may cancel after the last check before
+    # claude and before its task takes its first step: the turn must end, not wait forever.
+    from clawback.core.chat.turn import ChatTurn
+
+    fake_claude.mode("hang")
+    run_claude = ChatTurn._run_claude
+
+    def cancelled_on_the_way(turn: ChatTurn, *args: Any) -> Any:
+        turn.cancel()
+        return run_claude(turn, *args)
+
+    monkeypatch.setattr(ChatTurn, "_run_claude", cancelled_on_the_way)
+    turn = engine.turn("never mind", key=KEY)
+
+    async def events_of_the_turn() -> list[Any]:
+        return [event async for event in turn]
+
+    events = await asyncio.wait_for(events_of_the_turn(), 10)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome.cancelled
+    assert messages(current(engine))[0] == ("user", "never mind", False)
+
+
 def test_claude_cancelled_is_a_cancellation() -> None:
     assert issubclass(ClaudeCancelled, asyncio.CancelledError)
     assert issubclass(ClaudeCancelled, ClaudeError)
