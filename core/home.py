@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +38,7 @@ from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
 
 if TYPE_CHECKING:  # the services load when asked for: `clawback ingest` needs none of them
     from clawback.core.chat.engine import ChatEngine
+    from clawback.core.chat.host import EngineHost
     from clawback.core.claude.runner import ClaudeRunner
     from clawback.core.memory.compaction import Compactor
     from clawback.core.memory.flush import MemoryFlush
@@ -351,6 +352,31 @@ class Home:
 
     def close(self) -> None:
         self.db.conn.close()
+
+
+def engine_host(
+    path: Path,
+    runner: ClaudeRunner | None = None,
+    *,
+    make_engine: Callable[[Home], ChatEngine] | None = None,
+) -> EngineHost:
+    """The chat engine of the home at ``path`` on a thread of its own, with its own connection
+    (the app, the gateway). ``make_engine`` builds it from that home; by default a live engine
+    (one ``claude`` process kept per session) with ``runner``."""
+    from clawback.core.chat.host import EngineHost
+
+    @contextlib.contextmanager
+    def opened() -> Iterator[ChatEngine]:
+        home = Home.open(path)
+        try:
+            if make_engine is not None:
+                yield make_engine(home)
+            else:
+                yield home.chat_engine(runner=runner, live=True)
+        finally:
+            home.close()
+
+    return EngineHost(opened)
 
 
 def _fresh_index(database: Path, damage: str) -> tuple[sqlite_utils.Database, Salvage]:

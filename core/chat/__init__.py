@@ -9,6 +9,9 @@ The API every host uses (the app, ``clawback chat``, a gateway)::
     turn.cancel()                           # from any thread: stops the reply, keeps what came
     await engine.aclose()                   # the host ends: no claude process is left
 
+A host with a loop of its own to keep free (the app, the gateway) runs the engine on a thread
+of its own: ``host = EngineHost(home.paths.home)``, then ``await host.submit(work)``.
+
 A failed turn raises a :class:`~clawback.core.claude.errors.ClaudeError` after it recorded the
 user's message (sending the same text again retries it, stored and sent once). A one-shot host
 (``clawback chat MESSAGE``) leaves ``live`` off: each turn is its own ``claude -p``. The names
@@ -35,6 +38,7 @@ _EXPORTS = {
     "TurnFinished": "events",
     "TurnOutcome": "events",
     "LiveConversations": "live",
+    "EngineHost": "host",
     "ChatSession": "sessions",
     "SessionStore": "sessions",
 }

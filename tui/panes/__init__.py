@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from clawback.core.chat.host import EngineHost
+from clawback.core.home import engine_host
 from textual.widget import AwaitMount
 from textual.widgets import ContentSwitcher
 
-from ..engine import EngineHost
 from ..store import Store
 from ..widgets.pane import Pane
 from .compaction import CompactionPane
@@ -37,7 +38,7 @@ class Panes:
 
     @classmethod
     def build(cls, store: Store, runner: ClaudeRunner | None = None) -> Panes:
-        host = EngineHost(store.paths.home, runner)
+        host = engine_host(store.paths.home, runner)
         return cls(
             SessionsPane(store, id="sessions"),
             TranscriptPane(store, host, id="transcript"),

@@ -46,8 +46,7 @@ from ..widgets.pane import Pane, stylesheet
 
 if TYPE_CHECKING:
     from clawback.core.chat.engine import ChatEngine
-
-    from ..engine import EngineHost
+    from clawback.core.chat.host import EngineHost
 
 DIFF_LINES = 60  # the diff shown in the flush dialog is cut after this many lines
 

@@ -39,7 +39,7 @@ from ..widgets.message_window import CONTEXT_BEFORE, MessageWindow, failure_note
 from ..widgets.pane import Pane, stylesheet
 
 if TYPE_CHECKING:
-    from ..engine import EngineHost
+    from clawback.core.chat.host import EngineHost
 
 
 @dataclass

@@ -48,9 +48,8 @@ from .pane import stylesheet
 
 if TYPE_CHECKING:
     from clawback.core.chat.engine import ChatEngine
+    from clawback.core.chat.host import EngineHost
     from clawback.core.config import ChatConfig
-
-    from ..engine import EngineHost
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 KEYS = "Enter sends · Ctrl+J new line · Tab completes (again: the next) · Escape cancels a reply"

@@ -1,14 +1,16 @@
-"""The chat engine on a thread of its own, so a turn never blocks the app or shares its SQLite.
+"""The chat engine on a thread of its own, so a turn never blocks its host's loop.
 
-The engine writes through one SQLite connection and runs asyncio subprocesses (the live
-``claude`` process of each session the app chats in, kept between turns), background fact
-extraction included, on whatever loop it is called from. Running it on the app's loop would
-block painting on every write and share the connection the app's ingest workers use. So the
-engine gets its own ``Home`` (its own connection), opened in its own thread, which runs an
-event loop for as long as the app does; the app awaits work there through :meth:`EngineHost.submit`
-without ever blocking. Cancelling a turn (``EngineHost.cancel``) is safe from any thread.
+The engine writes through one SQLite connection (transcripts fsynced, recall, indexing) and runs
+asyncio subprocesses (the live ``claude`` process of each session, kept between turns),
+background fact extraction included, on whatever loop it is called from. On the host's own loop
+(the app's, painting; the gateway's, polling and sending) every such write would hold up
+everything else, and share a connection other workers use. So the engine gets its own home
+(its own connection: :func:`clawback.core.home.engine_host` opens it), in its own thread, which
+runs an event loop for as long as the host does; the host awaits work there through
+:meth:`EngineHost.submit` without ever blocking. Cancelling a turn (``ChatTurn.cancel``,
+``EngineHost.cancel``) is safe from any thread.
 
-This module must never touch widgets: callers pass plain callbacks and get plain results.
+Callers pass plain callbacks and get plain results (no widget, no loop object crosses over).
 """
 
 from __future__ import annotations
@@ -17,27 +19,26 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TypeVar
-
-from clawback.core.home import Home
 
 if TYPE_CHECKING:
     from clawback.core.chat.engine import ChatEngine
-    from clawback.core.claude.runner import ClaudeRunner
-    from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 
 T = TypeVar("T")
 
-DRAIN_SECONDS = 10.0  # background fact extraction gets this long to finish when the app quits
+DRAIN_SECONDS = 10.0  # background fact extraction gets this long to finish when the host quits
 
 
 class EngineHost:
-    """Starts the engine's thread on first use; :meth:`close` stops it (waits for background
-    work up to ``DRAIN_SECONDS``)."""
+    """Starts the engine's thread on first use; :meth:`close` stops it (closes the live
+    conversations, waits for background work up to ``DRAIN_SECONDS``).
 
-    def __init__(self, home: Path, runner: ClaudeRunner | None = None) -> None:
-        self._home, self._runner = home, runner
+    ``open_engine`` is entered on the thread: the engine, with what it holds (its home's
+    connection) released when the thread ends."""
+
+    def __init__(self, open_engine: Callable[[], AbstractContextManager[ChatEngine]]) -> None:
+        self._open_engine = open_engine
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -68,10 +69,18 @@ class EngineHost:
             self._engine.cancel()
 
     def close(self) -> None:
+        """Stop the thread: live ``claude`` processes closed, background work drained. Blocks
+        (up to ``DRAIN_SECONDS`` and a little): from a loop, run it in a thread."""
         self._closed = True
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=DRAIN_SECONDS + 5)
+        thread = self._thread
+        if thread is None:
+            return
+        self._ready.wait(DRAIN_SECONDS)  # started a moment ago: its loop is about to exist
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # closed already: the home did not open
+                loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=DRAIN_SECONDS + 5)
 
     # -- the thread -----------------------------------------------------------------------------
 
@@ -91,10 +100,9 @@ class EngineHost:
     def _main(self) -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
-        home: Home | None = None
+        held = contextlib.ExitStack()
         try:
-            home = Home.open(self._home)
-            self._engine = home.chat_engine(runner=self._runner, live=True)
+            self._engine = held.enter_context(self._open_engine())
         except BaseException as exc:  # surfaces in the first submit
             self._error = exc
         self._loop = loop
@@ -104,15 +112,13 @@ class EngineHost:
                 loop.run_forever()
                 loop.run_until_complete(self._drain())
         finally:
-            if home is not None:
-                home.close()
+            held.close()
             loop.close()
 
     async def _drain(self) -> None:
-        if self._engine is not None:  # the live claude processes end with the app
+        if self._engine is not None:  # the live claude processes end with the host
             await self._engine.aclose()
-        hooks: MemoryLifecycleHooks | None = getattr(self._engine, "hooks", None)
-        drain = getattr(hooks, "drain", None)
+        drain = getattr(getattr(self._engine, "hooks", None), "drain", None)
         if drain is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(drain(), DRAIN_SECONDS)
