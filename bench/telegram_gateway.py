@@ -10,7 +10,8 @@ session) and each chat's replies in the order its messages were sent.
 
 Measured per message, beside a baseline from the same run:
 
-* ``gateway``: reading and storing the update, then from the moment its turn has a slot
+* ``gateway``: the engine on a thread of its own, as ``clawback gateway telegram`` runs it;
+  reading and storing the update, then from the moment its turn has a slot
   (``telegram.max_concurrent_turns``; its chat's earlier turns done) to its reply's last part
   sent, less the time inside ``claude``: the turn's own work (session, transcript, recall,
   index), the reply split and rendered, and sending;
@@ -46,7 +47,7 @@ from clawback.core.chat.engine import ChatEngine  # noqa: E402
 from clawback.core.config import TelegramConfig  # noqa: E402
 from clawback.core.gateway import TelegramGateway  # noqa: E402
 from clawback.core.gateway.bot import TelegramBot  # noqa: E402
-from clawback.core.home import Home  # noqa: E402
+from clawback.core.home import Home, engine_host  # noqa: E402
 from timing import percentiles  # noqa: E402
 
 from tests.gateway.telegram_standin import TOKEN  # noqa: E402
@@ -110,12 +111,15 @@ def control(url: str, what: str, params: dict[str, Any]) -> Any:
         return json.loads(answer.read())
 
 
-def open_home(folder: Path) -> Home:
-    home = Home.open(folder / "home")
+def configure(home: Home, folder: Path) -> Home:
     home.config.sources.claude_code_path = str(folder / "cc")
     home.config.sources.openclaw_path = str(folder / "oc")
     home.config.embeddings.model = "none"
     return home
+
+
+def open_home(folder: Path) -> Home:
+    return configure(Home.open(folder / "home"), folder)
 
 
 async def engine_alone(folder: Path, chats: int, messages: int, slots: int) -> list[float]:
@@ -156,10 +160,16 @@ async def through_gateway(
     problems: list[str] = []
     with standin_apart(folder) as url:
         bot = TelegramBot(TOKEN, url, poll_timeout_s=1, backoff_start_s=0.05)
-        engine = home.chat_engine(nearest=None)
         spent: dict[str, float] = {}
-        time_claude(engine, spent)
-        gateway = TelegramGateway(engine, settings, home.paths.gateway / "telegram", bot)
+
+        def make_engine(own: Home) -> ChatEngine:
+            # the host's own home (its own connection), set up as the baseline's
+            engine = configure(own, folder).chat_engine(nearest=None)
+            time_claude(engine, spent)
+            return engine
+
+        host = engine_host(home.paths.home, make_engine=make_engine)  # as the CLI runs it
+        gateway = TelegramGateway(host, settings, home.paths.gateway / "telegram", bot)
         handled: dict[int, float] = {}
         handle = gateway.handle
 
@@ -183,6 +193,7 @@ async def through_gateway(
         await gateway.idle()
         stop.set()
         await polling
+        await asyncio.to_thread(host.close)
         replies = defaultdict(list)
         for sent in control(url, "sent", {}):
             replies[sent["chat_id"]].append(sent["text"])

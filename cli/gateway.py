@@ -113,34 +113,36 @@ def _settings_now(home: Home) -> TelegramConfig:
 
 async def _serve(home: Home, folder: Path, bot: BotApi) -> None:
     from clawback.core.gateway import TelegramGateway
+    from clawback.core.home import engine_host
 
     settings = home.config.telegram
-    # One live claude process per session between turns (chat.live_idle_minutes, 0: one per turn).
-    engine = home.chat_engine(live=True)
-    gateway = TelegramGateway(
-        engine, settings, folder, bot, say=_say, reload=lambda: _settings_now(home)
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
-    identity = await gateway.start()
-    _say(
-        f"Telegram gateway running as @{identity.username} for {home.paths.home}; Ctrl+C stops it."
-    )
-    if not settings.allow:
-        _say(
-            "Nobody may talk to it yet: message the bot from Telegram, then run the "
-            "`clawback gateway telegram allow CODE` it prints here."
-        )
+    # The engine on a thread of its own (its own connection to the home), with one live claude
+    # process per session between turns (chat.live_idle_minutes, 0: one per turn).
+    host = engine_host(home.paths.home)
     try:
+        await host.call(lambda engine: None)  # started now: a home it cannot open fails here
+        gateway = TelegramGateway(
+            host, settings, folder, bot, say=_say, reload=lambda: _settings_now(home)
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, stop.set)
+        identity = await gateway.start()
+        _say(
+            f"Telegram gateway running as @{identity.username} for {home.paths.home}; "
+            "Ctrl+C stops it."
+        )
+        if not settings.allow:
+            _say(
+                "Nobody may talk to it yet: message the bot from Telegram, then run the "
+                "`clawback gateway telegram allow CODE` it prints here."
+            )
         await gateway.run(stop)
-        drain = getattr(engine.hooks, "drain", None)
-        if drain is not None:
-            await drain()
     finally:
-        await engine.aclose()  # the live claude processes end with the gateway
+        # the live claude processes end with the gateway; background memory work drains first
+        await asyncio.to_thread(host.close)
 
 
 @telegram.command("allow")

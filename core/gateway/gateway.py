@@ -3,11 +3,12 @@
 For every update, in order: skip it if seen (Telegram re-delivers); read it; decide who may talk
 (:mod:`.access`); keep a group's unaddressed messages (:mod:`.history`); store an accepted message
 in the inbox (fsynced) and only then let the polling offset move past it (:mod:`.store`); hand it
-to its chat's lane (:mod:`.lanes`), which runs one turn at a time per chat through
-:class:`~clawback.core.chat.engine.ChatEngine` and sends the reply in parts that fit
-(:mod:`.split`). On start, whatever the inbox holds unanswered is answered, or marked unanswered
-when older than ``telegram.answer_pending_minutes``. The design and its guarantees:
-``docs/telegram.md``.
+to its chat's lane (:mod:`.lanes`), which runs one turn at a time per chat through the chat
+engine and sends the reply in parts that fit (:mod:`.split`). The engine runs on a thread of its
+own (:class:`~clawback.core.chat.host.EngineHost`): its SQLite writes, fsyncs and recall never
+hold up this loop, which only polls, stores, splits and sends. On start, whatever the inbox
+holds unanswered is answered, or marked unanswered when older than
+``telegram.answer_pending_minutes``. The design and its guarantees: ``docs/telegram.md``.
 
 It must never lose a message it acknowledged, never run a turn for someone not allowed, and
 never let one chat's failure stop another.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -25,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.chat.engine import ChatEngine, ChatTurn, Notice
-from clawback.core.chat.events import ApiRetrying
+from clawback.core.chat.events import ApiRetrying, TurnOutcome
+from clawback.core.chat.host import EngineHost
 from clawback.core.chat.policy import CHAT_COMMANDS
 from clawback.core.claude.errors import (
     ClaudeError,
@@ -87,6 +90,44 @@ def failure_line(exc: BaseException) -> str:
     return f"⚠ The turn failed ({type(exc).__name__}); your message is kept."
 
 
+class TurnHandle:
+    """The turn one chat runs on the engine's thread, as the gateway's loop sees it: ``/stop``
+    and shutdown cancel it from here, before it starts or while it runs (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._turn: ChatTurn | None = None
+        self._cancelled = False
+
+    def attach(self, turn: ChatTurn) -> None:
+        """Called on the engine's thread once the turn exists; cancels it if asked already."""
+        with self._lock:
+            self._turn = turn
+            cancelled = self._cancelled
+        if cancelled:
+            turn.cancel()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            turn = self._turn
+        if turn is not None:
+            turn.cancel()
+
+
+async def _run_turn(
+    engine: ChatEngine, text: str, key: str, handle: TurnHandle
+) -> tuple[list[str], TurnOutcome | None]:
+    """One turn, on the engine's thread: the notices worth passing on and its outcome."""
+    notes: list[str] = []
+    turn = engine.turn(text, key=key)
+    handle.attach(turn)
+    async for event in turn:
+        if isinstance(event, Notice) and not isinstance(event, ApiRetrying):
+            notes.append(event.text)
+    return notes, turn.outcome
+
+
 def _command(text: str) -> str:
     word = text.strip().partition(" ")[0].lower()
     return word if word.startswith("/") else ""
@@ -97,7 +138,7 @@ class TelegramGateway:
 
     def __init__(
         self,
-        engine: ChatEngine,
+        host: EngineHost,
         settings: TelegramConfig,
         folder: Path,
         bot: BotApi,
@@ -106,9 +147,10 @@ class TelegramGateway:
         clock: Callable[[], float] = time.time,
         reload: Callable[[], TelegramConfig] | None = None,
     ) -> None:
-        """``say`` prints a line on the gateway's terminal; ``reload`` reads the settings again
-        (a stranger's message re-reads the allow list: ``allow CODE`` admits while running)."""
-        self.engine = engine
+        """``host`` runs the engine (the caller closes it after :meth:`run`); ``say`` prints a
+        line on the gateway's terminal; ``reload`` reads the settings again (a stranger's
+        message re-reads the allow list: ``allow CODE`` admits while running)."""
+        self.host = host
         self.settings = settings
         self.folder = folder
         self.bot = bot
@@ -128,7 +170,7 @@ class TelegramGateway:
             clock=clock,
         )
         self.identity = BotIdentity(0, "")
-        self.turns: dict[int, ChatTurn] = {}
+        self.turns: dict[int, TurnHandle] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._noted_groups: set[int] = set()
         self._failures: dict[int, int] = {}
@@ -404,13 +446,13 @@ class TelegramGateway:
             text = first.text
         else:
             text = compose_turn([e.context for e in batch], [e.text for e in batch])
-        notes: list[str] = []
         typing = asyncio.create_task(self._keep_typing(chat))
-        turn = self.turns[chat] = self.engine.turn(text, key=first.key)
+        handle = self.turns[chat] = TurnHandle()
+        key = first.key
         try:
-            async for event in turn:
-                if isinstance(event, Notice) and not isinstance(event, ApiRetrying):
-                    notes.append(event.text)
+            notes, outcome = await self.host.submit(
+                lambda engine: _run_turn(engine, text, key, handle)
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -421,7 +463,6 @@ class TelegramGateway:
         finally:
             typing.cancel()
             self.turns.pop(chat, None)
-        outcome = turn.outcome
         if outcome is None or outcome.command:
             return ["\n".join(notes) or "Done."]
         if outcome.cancelled:

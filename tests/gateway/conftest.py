@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 from clawback.core.chat.engine import ChatEngine
+from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import TelegramConfig
 from clawback.core.gateway import TelegramGateway
 from clawback.core.gateway.bot import TelegramBot
-from clawback.core.home import Home
+from clawback.core.home import Home, engine_host
 
 from tests.fake_claude.fixtures import FakeClaude, fake_claude_fixture  # noqa: F401
 
@@ -71,11 +72,13 @@ async def run_gateway(
     home: Home,
     standin: TelegramStandin,
     config: TelegramConfig | None = None,
-    engine: ChatEngine | None = None,
     *,
     live: bool = False,
+    runner: ClaudeRunner | None = None,
 ) -> AsyncIterator[Running]:
-    """A gateway on ``home`` polling ``standin``; stopped (cleanly) when the block ends."""
+    """A gateway on ``home`` polling ``standin``, its engine on a thread of its own with its
+    own connection to ``home`` (as ``clawback gateway telegram`` runs it), built with ``home``'s
+    settings as the test changed them; stopped (cleanly) when the block ends."""
     config = config or settings()
     home.config.telegram = config
     folder = home.paths.gateway / "telegram"
@@ -83,16 +86,23 @@ async def run_gateway(
         TOKEN, standin.url, poll_timeout_s=config.poll_timeout_s, backoff_start_s=0.05
     )
     said: list[str] = []
-    engine = engine or home.chat_engine(live=live)
-    gateway = TelegramGateway(engine, config, folder, bot, say=said.append)
+
+    def make_engine(own: Home) -> ChatEngine:
+        own.config = home.config
+        return own.chat_engine(runner=runner, live=live)
+
+    host = engine_host(home.paths.home, make_engine=make_engine)
+    gateway = TelegramGateway(host, config, folder, bot, say=said.append)
     running = Running(gateway, standin, home, said)
-    await gateway.start()
-    running.task = asyncio.create_task(gateway.run(running.stop_event))
     try:
+        await gateway.start()
+        running.task = asyncio.create_task(gateway.run(running.stop_event))
         yield running
     finally:
-        await running.stop()
-        await engine.aclose()
+        try:
+            await running.stop()
+        finally:
+            await asyncio.to_thread(host.close)
 
 
 def folder_of(home: Home) -> Path:

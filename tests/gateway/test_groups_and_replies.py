@@ -223,7 +223,8 @@ async def test_a_bare_command_in_a_group_is_for_the_bot(
         texts = await running.settle(2, chat_id=GROUP)
         group(standin, "/new", BOB, "Bob")  # not allowed: refused, no new session
         texts = await running.settle(3, chat_id=GROUP)
-        sessions = running.gateway.engine.store.list(f"agent:main:telegram:group:{GROUP}")
+        key = f"agent:main:telegram:group:{GROUP}"
+        sessions = await running.gateway.host.call(lambda engine: engine.store.list(key))
     assert texts[1].startswith("Started a new session")
     assert "only the members" in texts[2]
     assert len(sessions) == 2

@@ -37,8 +37,8 @@ async def test_a_dm_round_trip_through_the_real_claude(
         runner = ClaudeRunner(
             real_claude, env=offline_env(api, claude_home), cwd=tmp_path, timeout=120
         )
-        engine = home.chat_engine(runner=runner, live=True)  # as the gateway runs
-        async with run_gateway(home, telegram_standin, engine=engine) as running:
+        # live, as the gateway runs: the process must be gone when the gateway stops
+        async with run_gateway(home, telegram_standin, runner=runner, live=True) as running:
             telegram_standin.push("where is the spare key?", chat_id=ALICE, user_id=ALICE)
             texts = await running.settle(1, timeout=120)
         requests = api.state.requests
