@@ -406,7 +406,10 @@ class ChatTurn:
                     async for event in events:
                         queue.put_nowait(event)
                 queue.put_nowait(done)
-            except BaseException as exc:  # ClaudeCancelled included: hand it to the reader
+            except asyncio.CancelledError as exc:
+                # also while claude was starting, before its reader makes it a ClaudeCancelled
+                queue.put_nowait(exc if isinstance(exc, ClaudeCancelled) else ClaudeCancelled())
+            except BaseException as exc:  # hand it to the reader
                 queue.put_nowait(exc)
 
         def unstarted(task: asyncio.Task[None]) -> None:

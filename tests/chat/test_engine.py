@@ -444,6 +444,30 @@ async def test_a_cancel_landing_as_claude_starts_still_ends_the_turn(
     assert messages(current(engine))[0] == ("user", "never mind", False)
 
 
+async def test_a_cancel_while_claude_is_starting_ends_the_turn_cancelled(
+    engine: ChatEngine, fake_claude: FakeClaude, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Cancelled while its process is being started, before claude's reader could call it a
+    # ClaudeCancelled: the turn still ends as cancelled, it does not raise out of the host.
+    fake_claude.mode("hang")
+    turn = engine.turn("never mind", key=KEY)
+    spawn = engine.runner.spawn
+
+    async def starting(*args: Any, **kwargs: Any) -> Any:
+        turn.cancel()
+        await asyncio.sleep(5)
+        return await spawn(*args, **kwargs)
+
+    monkeypatch.setattr(engine.runner, "spawn", starting)
+
+    async def events_of_the_turn() -> list[Any]:
+        return [event async for event in turn]
+
+    events = await asyncio.wait_for(events_of_the_turn(), 10)
+    assert isinstance(events[-1], TurnFinished) and events[-1].outcome.cancelled
+    assert fake_claude.calls() == []
+
+
 def test_claude_cancelled_is_a_cancellation() -> None:
     assert issubclass(ClaudeCancelled, asyncio.CancelledError)
     assert issubclass(ClaudeCancelled, ClaudeError)
