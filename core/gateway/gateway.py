@@ -5,7 +5,7 @@ For every update, in order: skip it if seen (Telegram re-delivers); read it; dec
 in the inbox (fsynced) and only then let the polling offset move past it (:mod:`.store`); hand it
 to its chat's lane (:mod:`.lanes`), which runs one turn at a time per chat through the chat
 engine and sends the reply in parts that fit (:mod:`.split`). The engine runs on a thread of its
-own (:class:`~clawback.core.chat.host.EngineHost`): its SQLite writes, fsyncs and recall never
+own (:mod:`.turns`): its SQLite writes, fsyncs and recall never
 hold up this loop, which only polls, stores, splits and sends. On start, whatever the inbox
 holds unanswered is answered, or marked unanswered when older than
 ``telegram.answer_pending_minutes``. The design and its guarantees: ``docs/telegram.md``.
@@ -19,15 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from clawback.core.chat.engine import ChatEngine, ChatTurn, Notice
-from clawback.core.chat.events import ApiRetrying, TurnOutcome
 from clawback.core.chat.host import EngineHost
 from clawback.core.chat.policy import CHAT_COMMANDS
 from clawback.core.claude.errors import (
@@ -49,6 +46,7 @@ from clawback.core.gateway.lanes import Lanes
 from clawback.core.gateway.split import split_reply
 from clawback.core.gateway.status import StatusFile
 from clawback.core.gateway.store import Inbox, InboxEntry, PollState
+from clawback.core.gateway.turns import TurnHandle, run_turn
 
 __all__ = ["TelegramGateway"]
 
@@ -88,44 +86,6 @@ def failure_line(exc: BaseException) -> str:
     if isinstance(exc, ClaudeError):
         return "⚠ The claude call failed: " + " ".join(str(exc).split())[:200]
     return f"⚠ The turn failed ({type(exc).__name__}); your message is kept."
-
-
-class TurnHandle:
-    """The turn one chat runs on the engine's thread, as the gateway's loop sees it: ``/stop``
-    and shutdown cancel it from here, before it starts or while it runs (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._turn: ChatTurn | None = None
-        self._cancelled = False
-
-    def attach(self, turn: ChatTurn) -> None:
-        """Called on the engine's thread once the turn exists; cancels it if asked already."""
-        with self._lock:
-            self._turn = turn
-            cancelled = self._cancelled
-        if cancelled:
-            turn.cancel()
-
-    def cancel(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            turn = self._turn
-        if turn is not None:
-            turn.cancel()
-
-
-async def _run_turn(
-    engine: ChatEngine, text: str, key: str, handle: TurnHandle
-) -> tuple[list[str], TurnOutcome | None]:
-    """One turn, on the engine's thread: the notices worth passing on and its outcome."""
-    notes: list[str] = []
-    turn = engine.turn(text, key=key)
-    handle.attach(turn)
-    async for event in turn:
-        if isinstance(event, Notice) and not isinstance(event, ApiRetrying):
-            notes.append(event.text)
-    return notes, turn.outcome
 
 
 def _command(text: str) -> str:
@@ -451,7 +411,7 @@ class TelegramGateway:
         key = first.key
         try:
             notes, outcome = await self.host.submit(
-                lambda engine: _run_turn(engine, text, key, handle)
+                lambda engine: run_turn(engine, text, key, handle)
             )
         except asyncio.CancelledError:
             raise
