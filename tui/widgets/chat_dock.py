@@ -110,16 +110,16 @@ class ChatDock(Vertical):
         self._spent = ""  # what the session cost so far, for the header line
 
     def compose(self) -> ComposeResult:
+        # The header and the meter start filled, with no on_mount looking them up: quitting as
+        # the dock mounts prunes it before its children exist, and a lookup then raised.
         yield Static("", id="chat-hint")
         yield Static("", id="chat-status")
         yield ChatInput(id="chat-input")
-        yield Static("", id="chat-header")
-        yield ContextMeter(id="chat-meter")
+        yield Static(self._header_text(), id="chat-header")
+        meter = ContextMeter(id="chat-meter")
+        meter.usage = Usage.of(None, self.chat)
+        yield meter
         yield Static("", id="chat-spend")
-
-    def on_mount(self) -> None:
-        self._show_header()
-        self._show_usage(None)
 
     def focus_input(self) -> None:
         self.query_one(ChatInput).focus()
@@ -151,6 +151,9 @@ class ChatDock(Vertical):
         self._show_header()
 
     def _show_header(self) -> None:
+        self.query_one("#chat-header", Static).update(self._header_text())
+
+    def _header_text(self) -> Content:
         if self.fork_from is not None:
             origin = f"“{self.fork_from.title[:50]}” ({source_label(self.fork_from.source)})"
             text = f"Your first message starts a native session forked from {origin}"
@@ -162,7 +165,7 @@ class ChatDock(Vertical):
             text += f" · model {self.model}"
         if self._spent and self.session_id is not None:
             text += f" · {self._spent}"
-        self.query_one("#chat-header", Static).update(Content(text))  # a title is not markup
+        return Content(text)  # a title is not markup
 
     @work(exclusive=True, group="chat-usage", exit_on_error=False)
     async def _load_usage(self, session_id: str, turn: TurnOutcome | None = None) -> None:
