@@ -108,6 +108,12 @@ async def test_short_prefixes_wait_for_more_letters(tui: ClawbackApp) -> None:
         await settle(pilot)
         assert pane._meaning_timer is not None  # the finished query's search is still to come
         assert pane.query_one("#search-results", OptionList).option_count >= 1
+        # The pause comes at once: "sof" read as finished matches nothing, and the list keeps
+        # what "sof*" found rather than going blank.
+        pane.meaning_pause = 0
+        await pilot.press("backspace", "f")
+        await settle(pilot)
+        assert pane.query_one("#search-results", OptionList).option_count >= 1
 
 
 async def test_search_filters_are_kept_for_the_next_start(demo_home: Home) -> None:

@@ -286,6 +286,10 @@ class SearchPane(Pane):
         try:
             limit = self.store.config.ui.search_limit
             results = self.store.search(query, filters, limit=limit, typing=typing)
+            if not typing and not results.hits and as_you_type(query) != query:
+                # A pause must not empty the list: "sof" read as finished matches nothing, the
+                # "sof*" typing found still stands.
+                results = self.store.search(query, filters, limit=limit, typing=True)
         except Superseded:
             return
         except ClawbackError as exc:  # a bad date in a filter: say so, keep typing
