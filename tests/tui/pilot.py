@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
+from textual.notifications import Notification, Notifications
 from textual.pilot import Pilot
 from textual.worker import Worker
 
@@ -58,3 +59,20 @@ async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: flo
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         await pilot.pause(0.02)
+
+
+def every_notification(app: App[Any]) -> list[Notification]:
+    """Every notification the app posts from now on, kept for the test to read.
+
+    ``app._notifications`` drops each one once its timeout has passed, which a loaded machine
+    reaches between a step and its assertion (a broken-config error read 0 of 1 that way).
+    """
+    seen: list[Notification] = []
+    add = app._notifications.add
+
+    def keep(notification: Notification) -> Notifications:
+        seen.append(notification)
+        return add(notification)
+
+    app._notifications.add = keep  # type: ignore[method-assign]
+    return seen

@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Select, Static
 
 from .conftest import SIZE
-from .pilot import settle
+from .pilot import every_notification, settle
 
 
 def titles(app: ClawbackApp) -> list[str]:
@@ -183,13 +183,14 @@ async def test_a_saved_project_that_is_gone_falls_back_to_all(demo_home: Home) -
 
 
 async def test_a_broken_config_file_is_reported_once(tui: ClawbackApp) -> None:
+    notified = every_notification(tui)
     async with tui.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tui.store.paths.config.write_text("[ui\n")  # broken by hand while the app runs
         await choose_project(tui, pilot, "website (1)")
         assert titles(tui) == ["Deploy pipeline for the website"]  # the choice still applies
         await choose_project(tui, pilot, "demo (2)")
-        errors = [n for n in tui._notifications if n.severity == "error"]
+        errors = [n for n in notified if n.severity == "error"]
         assert len(errors) == 1
         assert "invalid TOML" in errors[0].message and "config.toml" in errors[0].message
     assert tui.store.paths.config.read_text() == "[ui\n"
