@@ -6,7 +6,9 @@ made on first use; commands on the fast path (search) print with click alone.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -37,6 +39,8 @@ class _LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.console, name)
 
+
+_LOADED = time.monotonic()  # the command line's first module: the fallback start of a run
 
 out: Any = _LazyConsole(stderr=False)
 err: Any = _LazyConsole(stderr=True)
@@ -69,3 +73,23 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print the one error line and exit with ``code``."""
     error_line(message)
     sys.exit(code)
+
+
+def waited() -> float:
+    """Seconds since this process started: what a person waits for a command, Python's own
+    start-up included. Linux says when the process began; elsewhere it counts from when the
+    command line was loaded, a few tens of milliseconds later."""
+    try:
+        with open("/proc/self/stat", "rb") as stat, open("/proc/uptime", "rb") as uptime:
+            began = int(stat.read().rsplit(b")", 1)[1].split()[19])  # field 22: starttime
+            now = float(uptime.read().split()[0])
+        seconds = now - began / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        seconds = -1.0
+    loaded = time.monotonic() - _LOADED
+    return seconds if loaded <= seconds < loaded + 60 else loaded  # a clock that disagrees
+
+
+def duration(seconds: float) -> str:
+    """``450 ms`` under a second, ``1.7 s`` from there."""
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import click
 from clawback.cli.home import home_option, open_index
-from clawback.cli.output import note, print_json
+from clawback.cli.output import duration, note, print_json, waited
 from clawback.core.errors import UsageError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
@@ -34,8 +35,16 @@ from clawback.core.search.engine import (
     SearchResults,
 )
 from clawback.core.search.front import find, says_nothing, why_nothing
+from clawback.core.search.strength import FAIR, STRONG, TIERS, WEAK
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
+# A hit's strength (search.strength) leads its line, in a colour of its own.
+STRENGTH_STYLES: dict[str, dict[str, Any]] = {
+    STRONG: {"fg": "green", "bold": True},
+    FAIR: {"fg": "yellow"},
+    WEAK: {"dim": True},
+}
+WIDEST = max(len(tier) for tier in TIERS)
 
 
 def _render_snippet(snippet: str) -> str:
@@ -173,7 +182,8 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
         when = (hit.timestamp or "")[:16].replace("T", " ")
         title = " ".join((hit.session_title or hit.file).split())[:70]
         click.echo(
-            f"{style(f'{hit.score:.2f}', fg='cyan', bold=True)} {style(hit.source, fg='magenta')}"
+            f"{style(hit.strength.ljust(WIDEST), **STRENGTH_STYLES[hit.strength])}"
+            f" {style(hit.source, fg='magenta')}"
             + (f" {style(hit.project, fg='green')}" if hit.project else "")
             + f" {when} {style(title, bold=True)}"
             f" {style(f'{hit.file}:{hit.line} {hit.role}/{hit.kind}', dim=True)}"
@@ -184,9 +194,11 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
     if results.window is not None:  # a question naming only a time: say how it was read
         span = results.window.described()
         click.secho(f"what you asked {span}, a session each, newest first", err=True, dim=True)
+    how = f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""
+    # What the person waited (start-up, loading, printing), beside the search's own time.
     click.secho(
-        f"{count} {'hit' if count == 1 else 'hits'} in {results.seconds * 1000:.0f} ms"
-        + (f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""),
+        f"{count} {'hit' if count == 1 else 'hits'} in {duration(waited())},"
+        f" the search itself {duration(results.seconds)}{how}",
         err=True,
         dim=True,
     )

@@ -31,6 +31,7 @@ from clawback.core.search.filters import SearchFilters
 from clawback.core.search.plan import QueryPlan, plan_query
 from clawback.core.search.prefixes import expand_prefixes
 from clawback.core.search.query import score_from_rank
+from clawback.core.search.strength import STRONG, WEAK, strength
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +78,8 @@ class SearchHit:
     # None when nothing was measured (found by meaning alone, by date, or a few keywords that
     # every hit holds).
     held: float | None = None
+    # strong | fair | weak: the evidence itself, which the score is not (search.strength)
+    strength: str = WEAK
 
     @property
     def related(self) -> bool:
@@ -219,7 +222,7 @@ def _keyword_search(
                 score = 1.0 if newest_first else score_from_rank(rank)
                 row = db.execute(_DETAILS, {"q": strict, "id": rowid}).fetchone()
                 if row is not None:
-                    results.hits.append(_hit(row, score, highlight))
+                    results.hits.append(_hit(row, score, highlight, STRONG))  # every word
             if count:
                 results.total, results.total_capped = _count(db, strict)
             return results
@@ -227,7 +230,9 @@ def _keyword_search(
     for item in found[offset : offset + limit]:
         row = _details(db, item.id, item.match)
         if row is not None:
-            results.hits.append(replace(_hit(row, item.score, highlight), held=item.held))
+            evidence = strength(1.0 if item.strict else item.held)  # strict: every word typed
+            hit = _hit(row, item.score, highlight, evidence)
+            results.hits.append(replace(hit, held=item.held))
     if count:
         loose = plan.loose if plan.natural or len(found) > 0 else plan.strict
         results.total, results.total_capped = _count(db, loose and expand_prefixes(db, loose))
@@ -253,7 +258,8 @@ def _asked_then(
     for entry in found[offset : offset + limit]:
         row = db.execute(_PLAIN_DETAILS, {"id": entry}).fetchone()
         if row is not None:
-            results.hits.append(replace(_hit(row, 1.0, []), found_by="date"))
+            hit = _hit(row, 1.0, [], STRONG)  # from the time asked, which is all it asks
+            results.hits.append(replace(hit, found_by="date"))
     if count:
         results.total = min(len(found), COUNT_CAP)
         results.total_capped = len(found) > COUNT_CAP
@@ -349,13 +355,17 @@ def _vector_search(
     # Found by meaning alone (the words found nothing): each hit shows its similarity.
     similar = {} if keyword else similarity_shown(ordered)
     matches = {item.id: item.match for item in keyword}
+    every_word = {item.id for item in keyword if item.strict}
     held = {item.id: item.held for item in keyword}
     highlight = list(plan.highlight)
     for item in ordered[offset:]:
         row = _details(db, item.id, matches.get(item.id))
         if row is not None:
             score = min(1.0, item.score / (ceiling(plan) if mode == "hybrid" else 1.0))
-            hit = _hit(row, similar.get(item.id, score), highlight if item.id in matches else [])
+            share = 1.0 if item.id in every_word else held.get(item.id)
+            evidence = strength(share, item.vector, answer_floor=ANSWER_FLOOR)
+            marked = highlight if item.id in matches else []
+            hit = _hit(row, similar.get(item.id, score), marked, evidence)
             found_by = RELATED if related else item.found_by
             results.hits.append(replace(hit, found_by=found_by, held=held.get(item.id)))
     return results
@@ -380,7 +390,7 @@ def _vector_thread() -> ThreadPoolExecutor:
         return _VECTOR_THREAD
 
 
-def _hit(row: tuple[Any, ...], score: float, highlight: list[str]) -> SearchHit:
+def _hit(row: tuple[Any, ...], score: float, highlight: list[str], tier: str) -> SearchHit:
     (entry_id, session_id, title, key, source, role, kind, ts, snip, file_key, path, line,
      sidechain, text, cwd) = row  # fmt: skip
     if MARK_START not in snip:
@@ -398,6 +408,7 @@ def _hit(row: tuple[Any, ...], score: float, highlight: list[str]) -> SearchHit:
         timestamp=ts,
         snippet=snip,
         score=score,
+        strength=tier,
         file=file_key,
         path=path,
         line=line,
