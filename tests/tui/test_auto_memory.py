@@ -167,8 +167,9 @@ async def test_a_search_hit_on_auto_memory_opens_it_in_the_pane(demo_home: Home)
         await pilot.press("ctrl+f", *"wombat")
         await settle(pilot)
         [hit] = app.query_one(SearchPane)._hits  # named as the memory pane names the file
-        assert str(hit_row(hit)).startswith("0.")
-        assert "  Claude Code · clawback · deploys.md  memory" in str(hit_row(hit))
+        assert str(hit_row(hit)).startswith(
+            "strong  memory · System  Claude Code · clawback · deploys.md"
+        )
         await pilot.press("enter")
         await settle(pilot)
         pane = app.query_one(MemoryPane)

@@ -18,6 +18,7 @@ from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
 from clawback.core.search.engine import RELATED, SearchFilters, SearchHit, SearchResults
 from clawback.core.search.front import MIN_PREFIX, as_you_type, by_meaning, too_short
+from clawback.core.search.strength import FAIR, STRONG, TIERS, WEAK
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult
@@ -43,12 +44,15 @@ ROLE_CHOICES = [
     ("Tool", "tool"),
     ("System", "system"),
 ]
+ROLE_LABELS = {value: label for label, value in ROLE_CHOICES if value}
 KIND_LABELS = {"all": "Any kind", "tool": "Tools", "hook": "Hooks", "notice": "Notices"}
 KIND_CHOICES = [  # the CLI's --kind filters, "all" first
     (KIND_LABELS.get(name, name.title()), name)
     for name in sorted(KIND_FILTERS, key=lambda name: name != "all")
 ]
-TITLE_WIDTH = 60  # a result's title gives way to where it came from beyond this
+# A hit's strength (search.strength) in the theme's words for good, middling and faint.
+STRENGTH_STYLES = {STRONG: "bold $text-success", FAIR: "$text-warning", WEAK: "$text-muted"}
+WIDEST = max(len(tier) for tier in TIERS)
 
 
 MEANING_PAUSE = 0.35  # seconds of no typing before results by meaning replace keyword ones
@@ -60,27 +64,25 @@ def _choice(value: str, choices: list[tuple[str, str]]) -> str:
 
 
 def hit_row(hit: SearchHit) -> Content:
-    """Score, title and where it came from, then the snippet with its matches highlighted.
+    """How strong a hit is, where it came from and when, its title, then the snippet with its
+    matches highlighted.
 
-    The score comes first: a narrow pane cuts the end of the line, and it was the score that
-    went (at 80 columns, after "Claude Cod…")."""
+    The title comes last on its line: a narrow pane cuts the end of a line, and a long title put
+    first cut the source and the date to "Clau…" at 80 columns."""
     title = " ".join((hit.session_title or hit.file).split())  # one line, whatever it holds
-    if len(title) > TITLE_WIDTH:
-        title = title[: TITLE_WIDTH - 1] + "…"
-    # How it was found comes first: a narrow pane cuts the end of the line.
     facts = " · ".join(
         part
         for part in (
             {"semantic": "by meaning", RELATED: "only related"}.get(hit.found_by, ""),
             source_label(hit.source),
-            hit.role,
+            ROLE_LABELS.get(hit.role, hit.role),  # "Claude", not "assistant": shorter, and plain
             local_time(hit.timestamp),
         )
         if part
     )
     return Content.assemble(
-        (f"{hit.score:.2f}", "bold $text-accent"), "  ", (title, "bold"), "  ",
-        (facts, "$text-muted"), "\n", marked_snippet(hit.snippet),
+        (hit.strength.ljust(WIDEST), STRENGTH_STYLES.get(hit.strength, "")), "  ",
+        (facts, "$text-muted"), "  ", (title, "bold"), "\n", marked_snippet(hit.snippet),
     )  # fmt: skip
 
 
