@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from clawback.core.home import Home
 from clawback.tui.app import ClawbackApp, make_app
 from clawback.tui.format import local_time
 from clawback.tui.panes.search import SearchPane
+from clawback.tui.panes.sessions import SessionsPane
 from clawback.tui.panes.transcript import TranscriptPane
+from clawback.tui.widgets.message_view import MessageView
+from clawback.tui.widgets.message_window import MessageWindow
 from textual.widget import Widget
 from textual.widgets import OptionList
 
+from ..helpers import cc_assistant, cc_user, write_lines
 from .pilot import settle
 
 Size = tuple[int, int]
@@ -72,3 +77,53 @@ async def test_a_results_source_and_date_are_never_cut(demo_home: Home, size: Si
             assert rows[0].split()[0] == hit.strength  # how strong it is leads the row
             assert "Claude Code" in rows[0]  # ... and the source
             assert "Choosing the search" in rows[0]  # and the title, as much as fits
+
+
+LONG_SESSION = "5e551011-0000-4000-8000-00000000b0d5"
+
+
+def long_session(home: Home, turns: int = 12) -> str:
+    """A Claude Code session longer than any screen: a question, a tool call and its output per
+    turn, each folded but the question."""
+    lines = []
+    for n in range(turns):
+        question = f"step {n}: what does the build print now?\n" + "and why?\n" * 2
+        lines.append(cc_user(LONG_SESSION, f"u{n}", question))
+        call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "make"}}
+        lines.append(cc_assistant(LONG_SESSION, f"a{n}", [call]))
+        output = "\n".join(f"line {i} of the build's output" for i in range(30))
+        result = [{"type": "tool_result", "tool_use_id": f"t{n}", "content": output}]
+        lines.append(cc_user(LONG_SESSION, f"r{n}", result))
+    root = Path(home.config.sources.claude_code_path).expanduser()
+    write_lines(root / "-home-u-proj" / f"{LONG_SESSION}.jsonl", lines)
+    home.ingest_all()
+    return LONG_SESSION
+
+
+@pytest.mark.parametrize("size", [SMALL, WIDE])
+async def test_unfolding_on_the_last_line_brings_the_output_into_view(
+    demo_home: Home, size: Size
+) -> None:
+    session = long_session(demo_home)
+    app = make_app(demo_home, watch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.query_one(SessionsPane).post_message(SessionsPane.SessionChosen(session, True))
+        await settle(pilot)
+        window = app.query_one(MessageWindow)
+        seen = window.scrollable_content_region
+        view = next(  # the first tool output below the first screen
+            v
+            for v in app.query(MessageView)
+            if v.message.kind == "tool_result" and v.virtual_region.y >= seen.height
+        )
+        window.scroll_to(y=view.virtual_region.y - seen.height + 1, animate=False)
+        view.focus(scroll_visible=False)
+        await settle(pilot)
+        assert view.region.y == seen.bottom - 1  # its fold line is the last one shown
+        await pilot.press("enter")
+        await settle(pilot)
+        body = view.query_one(".body").region
+        assert view.region.y >= seen.y  # the fold line is still there, and under it as much
+        shown = min(body.bottom, seen.bottom) - max(body.y, seen.y)  # of the output as fits
+        assert shown >= min(body.height, seen.height - 1)

@@ -197,15 +197,18 @@ class MessageView(Vertical, can_focus=True):
         arrow = "▾" if self.expanded else "▸"
         return Content(f"{arrow} {fold_summary(self.message)}")
 
-    def watch_expanded(self, expanded: bool) -> None:
+    async def watch_expanded(self, expanded: bool) -> None:
         if not self.folded or not self.is_mounted:
             return
         self.query_one(".fold", Static).update(self._fold_line())
         bodies = self.query(".body")
         if expanded and not bodies:
-            self.mount(Static(self._body(body_content(self.message, raw=self.raw)), classes="body"))
+            text = self._body(body_content(self.message, raw=self.raw))
+            await self.mount(Static(text, classes="body"))
         for body in bodies:
             body.display = expanded
+        if expanded:  # unfolded on the last line shown, the body would stay below the screen
+            self.call_after_refresh(self.scroll_visible, animate=False)
 
     def watch_raw(self, raw: bool) -> None:
         if not self.is_mounted:
