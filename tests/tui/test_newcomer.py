@@ -12,10 +12,11 @@ from clawback.tui.format import local_time
 from clawback.tui.panes.search import SearchPane
 from clawback.tui.panes.sessions import SessionsPane
 from clawback.tui.panes.transcript import TranscriptPane
+from clawback.tui.screens.help import HelpScreen
 from clawback.tui.widgets.message_view import MessageView
 from clawback.tui.widgets.message_window import MessageWindow
 from textual.widget import Widget
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 
 from ..helpers import cc_assistant, cc_user, write_lines
 from .pilot import settle
@@ -127,3 +128,20 @@ async def test_unfolding_on_the_last_line_brings_the_output_into_view(
         assert view.region.y >= seen.y  # the fold line is still there, and under it as much
         shown = min(body.bottom, seen.bottom) - max(body.y, seen.y)  # of the output as fits
         assert shown >= min(body.height, seen.height - 1)
+
+
+@pytest.mark.parametrize("size", [SMALL, WIDE])
+async def test_help_lists_one_line_for_j_and_k(tui: ClawbackApp, size: Size) -> None:
+    """It listed "j/k Move" and "k Previous message": one binding, two lines."""
+    async with tui.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(tui.screen, HelpScreen)
+        shown = [
+            " ".join(line.split())
+            for keys in tui.screen.query(".help-keys").results(Static)
+            for line in keys.render().plain.splitlines()  # type: ignore[union-attr]
+        ]
+        moving = [line for line in shown if line.split()[0] in ("j", "k", "j/k")]
+        assert moving == ["j/k Next or previous message"]

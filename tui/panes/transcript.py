@@ -60,7 +60,8 @@ class TranscriptPane(Pane):
     TITLE = "Transcript"
     DEFAULT_CSS = stylesheet(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "next_message", "Move", key_display="j/k"),  # k is listed with j
+        # k is listed with j: "Move" in the footer, the whole of it in help (the tooltip)
+        Binding("j", "next_message", "Move", key_display="j/k", tooltip="Next or previous message"),
         Binding("k", "previous_message", "Previous message", show=False),
         Binding("a", "toggle_sidechains", "Sub-agents"),  # s is Source in the sessions list
         Binding("e", "export", "Export"),

@@ -45,8 +45,14 @@ EXTRA = {
 def binding_rows(app: ClawbackApp, bindings: list[BindingType]) -> list[tuple[str, str]]:
     """One row per action: every key that triggers it, then what it does."""
     rows: dict[str, tuple[list[str], str]] = {}
+    # A key one label already names ("j/k") has no line of its own: it said "k Previous message"
+    # under "j/k Move".
+    labels = [b.key_display for b in bindings if isinstance(b, Binding) and b.key_display]
+    named = {key for label in labels for key in label.split("/")}
     for binding in bindings:
         if not isinstance(binding, Binding) or not binding.description:
+            continue
+        if not binding.key_display and set(binding.key.split(",")) <= named:
             continue
         keys, _ = rows.setdefault(binding.action, ([], binding.tooltip or binding.description))
         if binding.key_display:  # one label for several keys, as the footer shows it ("j/k")
