@@ -185,13 +185,20 @@ class ClawbackApp(App[int]):
         await self.action_show_pane("transcript", focus=False)
         await self.panes.transcript.action_chat()
 
-    async def action_show_compaction(self, session_id: str | None = None) -> None:
+    async def action_show_compaction(self, session_id: str | None = None) -> bool:
         """The compaction pane for ``session_id``, else for the session the chat input continues
-        (the native session on screen, or the one the last turn wrote to)."""
+        (the native session on screen, or the one the last turn wrote to). A Claude Code or
+        OpenClaw session on screen, with no chat of its own, gets a notification saying why
+        instead: whether the pane is shown."""
         if session_id is None:
             session_id = self.panes.transcript.chat_session_id
+            why_not = self.panes.transcript.not_compactable()
+            if session_id is None and why_not:
+                self.notify(why_not, title="Compaction", timeout=8, markup=False)
+                return False
         await self.action_show_pane("compaction")
         await self.panes.compaction.show(session_id)
+        return True
 
     async def action_quit(self) -> None:
         self.panes.memory.when_saved(self._quit)

@@ -52,8 +52,8 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
     )
 
     async def lifecycle(action: str) -> None:
-        await app.action_show_compaction()
-        getattr(app.panes.compaction, f"action_{action}")()
+        if await app.action_show_compaction():  # else a notification said why not
+            getattr(app.panes.compaction, f"action_{action}")()
 
     yield SystemCommand(
         "Flush memory now", "Propose notes for the memory file (/flush)", lambda: lifecycle("flush")

@@ -16,10 +16,11 @@ from clawback.tui.screens.help import HelpScreen
 from clawback.tui.widgets.message_view import MessageView
 from clawback.tui.widgets.message_window import MessageWindow
 from textual.widget import Widget
-from textual.widgets import OptionList, Static
+from textual.widgets import ContentSwitcher, OptionList, Static
 
 from ..helpers import cc_assistant, cc_user, write_lines
-from .pilot import settle
+from .pilot import every_notification, settle
+from .test_browse import session_id
 
 Size = tuple[int, int]
 SMALL: Size = (80, 24)
@@ -145,3 +146,26 @@ async def test_help_lists_one_line_for_j_and_k(tui: ClawbackApp, size: Size) -> 
         ]
         moving = [line for line in shown if line.split()[0] in ("j", "k", "j/k")]
         assert moving == ["j/k Next or previous message"]
+
+
+@pytest.mark.parametrize("size", [SMALL, WIDE])
+async def test_f6_on_a_claude_code_session_says_compaction_is_for_clawbacks_chats(
+    tui: ClawbackApp, size: Size
+) -> None:
+    notified = every_notification(tui)
+    async with tui.run_test(size=size) as pilot:
+        await settle(pilot)
+        session = session_id(tui, "Choosing the search index")
+        tui.query_one(SessionsPane).post_message(SessionsPane.SessionChosen(session, True))
+        await settle(pilot)
+        await pilot.press("f6")
+        await settle(pilot)
+        [said] = [n.message for n in notified]
+        assert "clawback's own chats" in said and "Claude Code session" in said
+        assert "Choosing the search index" in said
+        assert tui.query_one("#main", ContentSwitcher).current == "transcript"  # stays put
+        # Once a reply has forked a clawback chat from it, F6 shows that chat's compaction.
+        tui.query_one(TranscriptPane).dock.session_id = "a-native-chat"
+        await pilot.press("f6")
+        await settle(pilot)
+        assert tui.query_one("#main", ContentSwitcher).current == "compaction"

@@ -29,7 +29,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ..format import local_time, origin_label, plural, usage_label
+from ..format import local_time, origin_label, plural, source_label, usage_label
 from ..screens.dialogs import PromptScreen
 from ..store import Store
 from ..widgets.chat_dock import ChatDock
@@ -104,6 +104,19 @@ class TranscriptPane(Pane):
     def chat_session_id(self) -> str | None:
         """The native session the chat input continues, if any."""
         return self.dock.session_id
+
+    def not_compactable(self) -> str | None:
+        """Why the session on screen has no compaction pane (compaction is for clawback's own
+        chats), or None when it has one or nothing is on screen."""
+        session = self.session
+        if session is None or session.source == Source.NATIVE.value:
+            return None
+        title, tool = " ".join(session.title.split())[:60], source_label(session.source)
+        return (
+            f"Compaction works on clawback's own chats; “{title}” is a {tool} session, which "
+            f"{tool} compacts itself. Press r to reply in a clawback chat forked from it, or "
+            "Ctrl+N to start a new one."
+        )
 
     def focus_default(self) -> None:
         views = self.query(MessageView)
