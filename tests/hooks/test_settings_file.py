@@ -148,6 +148,31 @@ def test_an_uninstall_gives_back_an_empty_table_the_person_had(user: Path, tmp_p
     assert settings.read_text() == had
 
 
+def test_a_persons_own_clawback_commands_are_never_touched_by_the_real_command(
+    user: Path, tmp_path: Path
+) -> None:
+    """Issue 31 item 2: any command with ``clawback`` before ``hook`` was taken for clawback's:
+    these two were rewritten to this home's command and merged, and an uninstall left an empty
+    list. Only entries clawback marked as its own are changed."""
+    settings = user / ".claude" / "settings.json"
+    theirs = [
+        "nice -n 10 clawback --home /srv/team hook stop",
+        "my-audit --tool clawback hook stop",
+    ]
+    had = json.dumps(
+        {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": c}]} for c in theirs]}},
+        indent=2,
+    )
+    settings.write_text(had)
+    assert run_cli("hooks", "install", home=tmp_path / "cb").returncode == 0
+    stop = json.loads(settings.read_text())["hooks"]["Stop"]
+    commands = [hook["command"] for group in stop for hook in group["hooks"]]
+    assert commands[:2] == theirs
+    assert len(commands) == 3 and str(tmp_path / "cb") in commands[2]
+    assert run_cli("hooks", "uninstall", home=tmp_path / "cb").returncode == 0
+    assert settings.read_text() == had
+
+
 def _planted(kind: str, path: Path) -> None:
     if kind == "fifo":
         os.mkfifo(path)
