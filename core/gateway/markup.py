@@ -68,10 +68,31 @@ def to_telegram_html(markdown: str) -> str:
 
 
 def _inline(text: str) -> str:
-    text = _BOLD.sub(lambda m: f"<b>{m.group(2)}</b>", text)
-    text = _STRIKE.sub(lambda m: f"<s>{m.group(1)}</s>", text)
-    text = _ITALIC_STAR.sub(lambda m: f"<i>{m.group(1)}</i>", text)
-    return _ITALIC_UNDERSCORE.sub(lambda m: f"<i>{m.group(1)}</i>", text)
+    text = _BOLD.sub(lambda m: _tag("b", m.group(2), m), text)
+    text = _STRIKE.sub(lambda m: _tag("s", m.group(1), m), text)
+    text = _ITALIC_STAR.sub(lambda m: _tag("i", m.group(1), m), text)
+    return _ITALIC_UNDERSCORE.sub(lambda m: _tag("i", m.group(1), m), text)
+
+
+def _tag(name: str, inner: str, found: re.Match[str]) -> str:
+    """``inner`` in a ``name`` tag, or the match left as written when ``inner`` holds only
+    part of an earlier tag (``******`` read as bold, then italic, would cross them)."""
+    return f"<{name}>{inner}</{name}>" if _balanced(inner) else found.group(0)
+
+
+_TAG = re.compile(r"<(/?)(\w+)[^>]*>")
+
+
+def _balanced(fragment: str) -> bool:
+    """Every tag ``fragment`` opens it closes, in order (text is escaped: ``<`` is a tag)."""
+    open_tags: list[str] = []
+    for found in _TAG.finditer(fragment):
+        closing, name = found.groups()
+        if not closing:
+            open_tags.append(name)
+        elif not open_tags or open_tags.pop() != name:
+            return False
+    return not open_tags
 
 
 def _quotes(text: str) -> str:

@@ -105,6 +105,15 @@ def test_whatever_claude_writes_the_html_is_well_formed_and_no_longer(text: str)
     assert visible_length(html, True) <= utf16_len(text) + 2 * text.count("\n- ") + 2
 
 
+def test_emphasis_that_would_cross_an_earlier_tag_stays_as_written() -> None:
+    # found by the property above: bold took "**" + "*" + "**", then italic the rest
+    assert to_telegram_html("******") == "<b>*</b>*"
+    assert to_telegram_html("~~a **b~~ c**") == "~~a <b>b~~ c</b>"
+    assert to_telegram_html("*a **b** c*") == "<i>a <b>b</b> c</i>"
+    for text in ("******", "~~a **b~~ c**", "_a **b_ c**"):
+        assert html_problem(to_telegram_html(text)) is None
+
+
 def test_hostile_updates_are_read_without_raising() -> None:
     assert read_update(None, BOT).kind == "ignored"
     assert read_update({"update_id": "x", "message": []}, BOT).kind == "ignored"
