@@ -12,13 +12,14 @@ from clawback.core.paths import Paths
 from clawback.core.warm.server import running, socket_path, stop
 
 from ..cli_runner import run_cli
-from ..helpers import wait_until
+from ..helpers import cc_assistant, cc_user, wait_until, write_lines
 from .conftest import DECISION, event
 
 pytest.importorskip("onnxruntime", reason="recall by meaning needs the embeddings extra")
 
 #: no word of it is in the decision: only its meaning finds it
 BY_MEANING = "which caching did we keep, the database one?"
+SECRET_SESSION = "0a1b2c3d-0000-4000-8000-00000000005e"
 
 
 @pytest.fixture
@@ -77,3 +78,41 @@ def test_warm_minutes_0_recalls_by_meaning_in_the_hook_itself(embedded: Path) ->
     text, detail = ask_hook(embedded, BY_MEANING)
     assert detail.startswith("hybrid in process:") and DECISION in text
     assert not running(Paths.resolve(embedded))
+
+
+def test_the_warm_process_recalls_no_secret_the_index_masks(
+    hook_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the warm process answers comes from the index, which masks: a planted key stays out."""
+    key = "sk-ant-api03-" + "Q7w8E9r0T1y2U3i4" * 5
+    write_lines(
+        tmp_path
+        / "claude"
+        / "projects"
+        / "-home-user-work-demo-project"
+        / f"{SECRET_SESSION}.jsonl",
+        [
+            cc_user(SECRET_SESSION, "s1", "How do we reach the billing sandbox?"),
+            cc_assistant(
+                SECRET_SESSION,
+                "s2",
+                [{"type": "text", "text": f"The billing sandbox answers with the key {key} now."}],
+            ),
+        ],
+    )
+    assert run_cli("ingest", home=hook_home).returncode == 0
+    monkeypatch.delenv("CLAWBACK_WARM")
+    assert run_cli("embed", home=hook_home).returncode == 0
+    set_warm(hook_home, 1)
+    paths = Paths.resolve(hook_home)
+    try:
+        ask_hook(hook_home, "how do we reach the billing sandbox")  # starts the warm process
+        listening = socket_path(paths)
+        assert listening is not None
+        wait_until(lambda: running(paths) and listening.exists(), "the warm process", timeout=60)
+        text, detail = ask_hook(hook_home, "how do we reach the billing sandbox")
+    finally:
+        stop(paths)
+    assert detail.startswith("hybrid:"), detail  # the warm process answered
+    assert "billing sandbox answers with the key" in text
+    assert key not in text and key[:24] not in text
