@@ -63,8 +63,8 @@ def _render_snippet(snippet: str) -> str:
 @click.option("--session", "session_id", help="Only this session (id or id prefix).")
 @click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]))
 @click.option("--kind", type=click.Choice(list(KIND_FILTERS)), default="all", show_default=True)
-@click.option("--since", help="Only entries on or after this date (YYYY-MM-DD).")
-@click.option("--until", help="Only entries on or before this date (YYYY-MM-DD).")
+@click.option("--since", help="Only entries on or after this local date (YYYY-MM-DD).")
+@click.option("--until", help="Only entries on or before this local date (YYYY-MM-DD).")
 @click.option("--project", help="Only sessions whose working directory contains this.")
 @click.option("--no-sidechains", is_flag=True, help="Leave out sub-agent messages.")
 @click.option(

@@ -188,8 +188,8 @@ class UIConfig:
     search_source: str = setting("", "Live search: only this source; empty for any.")
     search_role: str = setting("", "Live search: only this role; empty for any.")
     search_kind: str = setting("all", "Live search: only this kind: all, text, thinking or tool.")
-    search_since: str = setting("", "Live search: only entries on or after this YYYY-MM-DD.")
-    search_until: str = setting("", "Live search: only entries before this YYYY-MM-DD.")
+    search_since: str = setting("", "Live search: only entries on or after this local YYYY-MM-DD.")
+    search_until: str = setting("", "Live search: only entries on or before this local YYYY-MM-DD.")
     search_this_session: bool = setting(False, "Live search: only the open session.")
     usage_period: str = setting("30d", "Usage pane: the period shown: 7d, 30d, 90d, 365d or all.")
 

@@ -6,7 +6,7 @@ milliseconds. The index stores ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC), which sorts c
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 _CACHE_SIZE = 4096
 
@@ -56,34 +56,51 @@ def now_ts() -> str:
     return format_ts(datetime.now(UTC))
 
 
+def local_midnight(day: date, zone: tzinfo | None = None) -> datetime:
+    """The start of ``day`` on the person's clock (``zone``; ``None``: the system's, with the
+    summer time in force that day), in UTC. Every date a person gives is read this way: the
+    ``--since``/``--until`` bounds (:func:`date_bounds`) and the days a question names
+    (``search.dates``)."""
+    start = datetime.combine(day, time(), tzinfo=zone) if zone else datetime.combine(day, time())
+    return start.astimezone(UTC)
+
+
 def date_bounds(since: str | None, until: str | None) -> tuple[str | None, str | None]:
     """The index timestamps a ``since``/``until`` pair selects: ``ts >= low`` and ``ts < high``.
 
-    Both ends are inclusive as a person reads them: ``--until 2025-07-14`` keeps that whole day
-    (the bound is the next midnight), so ``--since D --until D`` is day D. A bound with a time
-    keeps that instant. A value that is not a date, or a ``since`` after its ``until`` (which
-    could only ever match nothing), is a :class:`ValueError` whose text is the message to show.
+    Both ends are inclusive as a person reads them, in their own days: ``--since 2025-07-14`` is
+    that local midnight, ``--until 2025-07-14`` keeps that whole local day (the bound is the
+    next local midnight), so ``--since D --until D`` is day D on the person's clock. A time
+    without an offset is on their clock too; one with an offset (or ``Z``) is that instant, and
+    an ``until`` with a time keeps it. A value that is not a date, or a ``since`` after its
+    ``until`` (which could only ever match nothing), is a :class:`ValueError` whose text is the
+    message to show.
     """
-    low = _bound("since", since)
-    high = _bound("until", until)
-    if high is not None and until is not None and len(until.strip()) == 10:
-        high += timedelta(days=1)  # a bare date: the end of its day
-    elif high is not None:
-        high += timedelta(milliseconds=1)
+    low = _bound(since)
+    high = _bound(until, end=True)
     if low is not None and high is not None and low >= high:
         raise ValueError(f"since {since} is after until {until}: nothing can match")
     return (format_ts(low) if low else None, format_ts(high) if high else None)
 
 
-def _bound(name: str, value: str | None) -> datetime | None:
+def _bound(value: str | None, *, end: bool = False) -> datetime | None:
+    """``value`` read as a bound, UTC: a bare date's local midnight (with ``end``, the next
+    one), a time on the local clock or at its own offset (with ``end``, a millisecond on)."""
     if not value:
         return None
+    text = value.strip()
     try:
-        parsed = parse_ts(value.strip())
-        if parsed is not None:
-            format_ts(parsed + timedelta(days=1))  # the day after must be on the calendar too
-    except (OverflowError, ValueError):
-        parsed = None
-    if parsed is None:
-        raise ValueError(f"not a date: {value!r} (use YYYY-MM-DD)")
-    return parsed
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            bound = local_midnight(day + timedelta(days=1) if end else day)
+        else:
+            moment = datetime.fromisoformat(text) if len(text) > 10 else None
+            if moment is None:
+                raise ValueError(text)
+            bound = moment.astimezone(UTC)  # without an offset: the local clock's
+            if end:
+                bound += timedelta(milliseconds=1)
+        format_ts(bound + timedelta(days=1))  # the day after must be on the calendar too
+    except (OverflowError, ValueError, OSError):
+        raise ValueError(f"not a date: {value!r} (use YYYY-MM-DD)") from None
+    return bound

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 
 from clawback.core.search.sentence import is_natural
+from clawback.core.timeutil import format_ts, local_midnight
 
 MAX_READ = 2_000  # characters of a query read for a date: a long prompt's tail is pasted text
 
@@ -151,10 +152,9 @@ def _today(now: date | datetime | None) -> tuple[date, tzinfo | None]:
 
 
 def _stamp(day: date, zone: tzinfo | None) -> str:
-    """The index timestamp of the local midnight starting ``day`` (DST included: a naive
-    datetime's ``astimezone`` reads it with the system's rules for that day)."""
-    start = datetime.combine(day, time(), tzinfo=zone) if zone else datetime.combine(day, time())
-    return start.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    """The index timestamp of the local midnight starting ``day``, read as every date a person
+    gives is (``--since`` too: :func:`~clawback.core.timeutil.local_midnight`)."""
+    return format_ts(local_midnight(day, zone))
 
 
 # -------------------------------------------------------------------------------- the readings

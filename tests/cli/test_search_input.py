@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from clawback.cli.main import main
 
 from ..helpers import cc_user, write_lines
+from ..zones import system_zone
 
 
 @pytest.fixture
@@ -41,7 +43,8 @@ def test_edge_of_the_calendar_is_one_line(
 
 
 @pytest.fixture
-def two_days(tmp_path: Path) -> Path:
+def two_days(tmp_path: Path) -> Iterator[Path]:
+    """Two messages either side of midnight UTC, read by a person whose days are UTC's."""
     src = tmp_path / "src" / "proj"
     write_lines(
         src / "d.jsonl",
@@ -49,7 +52,8 @@ def two_days(tmp_path: Path) -> Path:
          cc_user("d", "u2", "walrus on the fifteenth", "2025-07-15T00:10:00.000Z")],
     )  # fmt: skip
     main(["--home", str(tmp_path / "h"), "ingest", str(tmp_path / "src")])
-    return tmp_path / "h"
+    with system_zone("UTC"):
+        yield tmp_path / "h"
 
 
 @pytest.mark.parametrize(
