@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from textual.app import App
 from textual.notifications import Notification, Notifications
 from textual.pilot import Pilot
-from textual.worker import Worker
+from textual.worker import Worker, WorkerFailed
 
 
 def _busy(app: App[Any]) -> list[Worker[Any]]:
@@ -31,7 +32,11 @@ async def settle(pilot: Pilot[Any], rounds: int = 100, quiet: int = 3) -> None:
         busy = _busy(app)
         if busy:
             idle = 0
-            await app.workers.wait_for_complete(busy)
+            # A worker that fails has finished too: what the app makes of its failure (a
+            # notification) is for the test to check. Whether it was still running when looked
+            # at is timing alone, so its error must not escape here only on a busy machine.
+            with contextlib.suppress(WorkerFailed):
+                await app.workers.wait_for_complete(busy)
             continue
         idle += 1
         if idle >= quiet:
