@@ -86,6 +86,20 @@ def test_since_and_until_are_inclusive_and_read_as_search_reads_them(
         usage_report(archive.db, prices, since="2026-04-02", until="2026-04-01")
 
 
+def test_since_and_until_are_the_local_days_the_report_shows(
+    archive: Home, zone: Callable[[str], None]
+) -> None:
+    """A bare date is the local day the report's rows are: in Kolkata, 00:30 on the 2nd (19:00
+    UTC on the 1st) is the 2nd's; in New York, 23:30 on 8 March (03:30 UTC on the 9th) the 8th's."""
+    prices = load_prices()
+    zone("Asia/Kolkata")
+    only = usage_report(archive.db, prices, by="day", since="2026-03-02", until="2026-03-02")
+    assert [row.key for row in only.rows] == ["2026-03-02"] and only.total.responses == 1
+    zone("America/New_York")
+    until = usage_report(archive.db, prices, by="day", until="2026-03-08")
+    assert [row.key for row in until.rows] == ["2026-03-01", "2026-03-08"]
+
+
 def test_weeks_start_on_monday_and_months_are_calendar_months(
     archive: Home, zone: Callable[[str], None]
 ) -> None:
