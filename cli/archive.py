@@ -163,7 +163,9 @@ def reindex(ctx: click.Context) -> None:
 @click.option("--source", type=click.Choice([s.value for s in Source if s is not Source.MEMORY]))
 @click.option("--limit", "-n", default=50, show_default=True, type=click.IntRange(1))
 @click.option("--project", help="Only sessions whose working directory contains this.")
-@click.option("--filter", "text", help="Only sessions whose title, key, project or id match.")
+@click.option(
+    "--filter", "text", help="Only sessions where every word is in a name or was said in them."
+)
 @click.option("--deleted", is_flag=True, help="Only sessions whose source files are gone.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context

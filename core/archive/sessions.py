@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from clawback.core.archive.catalog import NOT_REPEATED
-from clawback.core.archive.origins import session_channel
+from clawback.core.archive.origins import SOURCES, session_channel
 from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError
 
@@ -97,14 +97,41 @@ def _session_where(
     for name in [*typed_projects, *([project_contains] if project_contains else [])]:
         clauses.append("cwd LIKE ? ESCAPE '\\'")
         params.append(_like(name))
-    if words:
-        clauses.append(
-            "(coalesce(label, '') || ' ' || coalesce(title, '') || ' '"
-            " || coalesce(first_prompt, '') || ' ' || coalesce(key, '') || ' '"
-            " || coalesce(cwd, '') || ' ' || id) LIKE ?"
-        )
-        params.append(f"%{words}%")
+    for word in words.split()[:FILTER_WORDS]:
+        clause, word_params = _word_clause(word)
+        clauses.append(clause)
+        params.extend(word_params)
     return f"({') AND ('.join(clauses)})", params
+
+
+FILTER_WORDS = 8  # words of the filter box looked up; more narrow no further in practice
+SAID_CAP = 5_000  # the newest messages holding a word its lookup reads: bounds a common word
+_SOURCE_WORDS = " ".join(f"WHEN '{key}' THEN '{label}'" for key, label in SOURCES.items())
+# What a session is known by: its label, title, first prompt, key, working folder, id, source
+# (as stored and as shown: "Claude Code") and channel.
+_KNOWN_BY = (
+    "(coalesce(label, '') || ' ' || coalesce(title, '') || ' ' || coalesce(first_prompt, '')"
+    " || ' ' || coalesce(key, '') || ' ' || coalesce(cwd, '') || ' ' || id || ' ' || source"
+    f" || ' ' || (CASE source {_SOURCE_WORDS} ELSE '' END) || ' ' || coalesce(channel, ''))"
+)
+# The sessions where someone said it: a user's or Claude's text, not tool output (every file
+# a session read would match), newest first and bounded.
+_SAID = (
+    "id IN (SELECT e.session_id FROM entries e WHERE e.id IN (SELECT rowid FROM entries_fts"
+    " WHERE entries_fts MATCH ? ORDER BY rowid DESC LIMIT ?) AND e.kind = 'text'"
+    " AND e.role IN ('user', 'assistant'))"
+)
+
+
+def _word_clause(word: str) -> tuple[str, list[Any]]:
+    """One filter word: part of what the session is known by, or a word said in it (a prefix
+    from three letters on, as one types). A word with no letter or digit (``--``) is looked up
+    in what the session is known by only."""
+    known = f"{_KNOWN_BY} LIKE ? ESCAPE '\\'"
+    if not any(char.isalnum() for char in word):
+        return known, [_like(word)]
+    phrase = '"' + word.replace('"', '""') + '"' + ("*" if len(word) >= 3 else "")
+    return f"{known} OR {_SAID}", [_like(word), phrase, SAID_CAP]
 
 
 def list_sessions(
@@ -122,7 +149,8 @@ def list_sessions(
 
     ``project`` is a working directory exactly as :func:`projects` lists it (the app's picker);
     ``project_contains`` matches part of it, as ``search --project`` does. ``text`` is the filter
-    box: it narrows by title, label, key, cwd or id, and its ``project:NAME`` terms by cwd.
+    box: each of its words is in the title, label, first prompt, key, working folder, id, source
+    or channel, or was said in the session; its ``project:NAME`` terms narrow by working folder.
     ``deleted`` keeps only the sessions whose source files are all gone.
     """
     where, params = _session_where(source, project, project_contains, text, deleted)

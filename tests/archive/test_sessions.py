@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from clawback.core.archive.sessions import (
     Project,
     SessionSummary,
@@ -102,3 +103,48 @@ def test_project_names_are_the_folder_name() -> None:
     assert project_name("C:\\Users\\me\\site") == "site"
     assert project_name("/") == "/"
     assert Project("/x/y", 1, None).name == "y"
+
+
+def test_filter_words_match_what_was_said_the_source_and_the_folder(demo_home: Home) -> None:
+    """The filter matched its whole text against titles and keys: a word a person remembers
+    from the conversation, the tool a session came from, or two words apart found nothing."""
+    db = demo_home.db
+    assert titles(list_sessions(db, text="kyoto")) == ["Trip planning with Alice"]  # said only
+    # A word is a prefix as one types: "hug" is in "huge" and in "Hugo".
+    assert titles(list_sessions(db, text="hug")) == [
+        "Weekly review",
+        "Deploy pipeline for the website",
+        "Choosing the search index",
+    ]
+    assert titles(list_sessions(db, text="openclaw")) == [
+        "Weekly review",
+        "Trip planning with Alice",
+    ]
+    assert titles(list_sessions(db, text="Claude Code sidebar")) == [
+        "Textual layout bug in the sidebar"
+    ]
+    assert titles(list_sessions(db, text="columns sidebar")) == [
+        "Textual layout bug in the sidebar"  # two words of its messages, in any order
+    ]
+    assert titles(list_sessions(db, text="website hugo")) == ["Deploy pipeline for the website"]
+    assert list_sessions(db, text="kyoto hugo") == []  # every word must match
+    # A tool's call or output is not what a person said (every file read would match):
+    # "actions/checkout" is only in the deploy session's workflow file.
+    assert list_sessions(db, text="checkout") == []
+    # ... and odd words look in the names only, without an FTS syntax error.
+    assert list_sessions(db, text='-- "x*" AND (') == []
+    assert titles(list_sessions(db, text="100%")) == []
+
+
+def test_a_filter_word_reads_a_bounded_number_of_messages(
+    demo_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A common word's lookup reads only the newest messages holding it (it stays quick on a
+    large archive): older sessions then match by their names only."""
+    import clawback.core.archive.sessions as sessions
+
+    every = list_sessions(demo_home.db, text="the")
+    assert len(every) == 6  # four by their titles, two by what was said in them
+    monkeypatch.setattr(sessions, "SAID_CAP", 1)
+    assert len(list_sessions(demo_home.db, text="kyoto")) == 1  # the newest message holding it
+    assert 4 <= len(list_sessions(demo_home.db, text="the")) < len(every)

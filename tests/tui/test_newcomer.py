@@ -16,7 +16,7 @@ from clawback.tui.screens.help import HelpScreen
 from clawback.tui.widgets.message_view import MessageView
 from clawback.tui.widgets.message_window import MessageWindow
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, OptionList, Static
+from textual.widgets import ContentSwitcher, Input, OptionList, Static
 
 from ..helpers import cc_assistant, cc_user, write_lines
 from .pilot import every_notification, settle
@@ -169,3 +169,29 @@ async def test_f6_on_a_claude_code_session_says_compaction_is_for_clawbacks_chat
         await pilot.press("f6")
         await settle(pilot)
         assert tui.query_one("#main", ContentSwitcher).current == "compaction"
+
+
+@pytest.mark.parametrize("size", [SMALL, WIDE])
+async def test_the_sessions_filter_finds_what_was_said_and_where(
+    tui: ClawbackApp, size: Size
+) -> None:
+    """It matched titles and keys only: a word from the conversation, the tool a session came
+    from or a folder and a word together found nothing."""
+    async with tui.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("f2", "f")  # the sessions list, then its filter
+        await settle(pilot)
+        listed = tui.query_one("#session-list", OptionList)
+
+        async def shown_for(text: str) -> list[str]:
+            tui.query_one("#session-filter", Input).value = ""
+            await pilot.press(*text)
+            await settle(pilot)
+            return [line.strip() for line in screen_lines(listed) if line.strip()]
+
+        assert (await shown_for("kyoto"))[0] == "Trip planning with Alice"  # said, not a title
+        assert len(await shown_for("kyoto")) == 2  # that session's two lines, no other
+        both = await shown_for("openclaw")
+        assert both[0] == "Weekly review" and "Trip planning with Alice" in both
+        assert not any("Textual layout" in line for line in both)
+        assert (await shown_for("clawback columns"))[0] == "Textual layout bug in the sidebar"

@@ -75,7 +75,7 @@ async def test_every_key_a_pane_needs_is_in_the_footer_at_80_columns(tui: Clawba
 async def test_enter_in_the_sessions_filter_opens_the_session(tui: ClawbackApp) -> None:
     async with tui.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        await pilot.press("f", *"deploy", "enter")  # at once: before the list has caught up
+        await pilot.press("f", *"website", "enter")  # at once: before the list has caught up
         await settle(pilot)
         assert titles(tui) == ["Deploy pipeline for the website"]
         transcript = tui.query_one(TranscriptPane)
