@@ -103,7 +103,8 @@ def usage_label(usage: UsageTotals | None) -> str:
         return ""
     share = usage.cache_read_share
     cached = f" · {share:.0%} cached" if share is not None else ""
-    return f"{cost_text(usage)}{cached}"
+    cost = cost_text(usage)
+    return f"{'cost unknown' if cost == 'unknown' else cost}{cached}"
 
 
 def cost_column(usage: UsageTotals | None) -> str:

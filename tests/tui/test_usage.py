@@ -130,7 +130,8 @@ async def test_the_sessions_list_shows_each_sessions_cost(demo_home: Home) -> No
         listing = app.query_one(SessionList)
         rows = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         choosing = next(row for row in rows if "Choosing the search index" in row)
-        assert choosing.split("\n")[1].startswith("  $0.13 88% Claude Code · 2026-11-18")
+        assert choosing.split("\n")[1].startswith("Claude Code · 2026-11-18 · ")
+        assert " msgs · $0.13 · 88% cached · " in choosing
 
 
 async def test_the_pane_follows_new_usage_as_it_is_indexed(demo_home: Home) -> None:

@@ -28,13 +28,13 @@ from textual.worker import get_current_worker
 from .. import background, resume
 from ..format import (
     SOURCES,
-    cost_column,
     local_date,
     origin_label,
     plural,
     project_label,
     project_labels,
     source_label,
+    usage_label,
 )
 from ..store import Store
 from ..widgets.ingest_progress import IngestProgress
@@ -75,12 +75,11 @@ class SessionList(OptionList):
 
 
 def session_row(session: SessionSummary, usage: UsageTotals | None = None) -> Content:
-    """Two lines: the title, then what the session cost and the part of its prompts read from
-    the cache, source · last active · message count · project.
+    """Two lines: the title, then source · last active · message count · what the session
+    cost and the part of its prompts read from the cache · project.
 
-    The cost starts the second line, aligned, so the list reads as a column of costs; the
-    project comes last so that in a narrow pane it is what gets cut short, not the facts every
-    row has.
+    What every row has comes first and the project last, so that a narrow pane cuts the
+    project, never a count (a cost in front made a cut "51 msgs" read "51 ms…").
     """
     details = " · ".join(
         part
@@ -89,14 +88,13 @@ def session_row(session: SessionSummary, usage: UsageTotals | None = None) -> Co
             local_date(session.updated_at or session.started_at),
             plural(session.message_count, "msg"),
             "source deleted" if session.source_missing else "",
+            usage_label(usage),
             project_label(session.cwd),
         )
         if part
     )
     title = " ".join(session.title.split())  # two lines per row, whatever the title holds
-    return Content.assemble(
-        (title, "bold"), "\n", (cost_column(usage), "$text-accent"), (details, "$text-muted")
-    )
+    return Content.assemble((title, "bold"), "\n", (details, "$text-muted"))
 
 
 class SessionsPane(Pane):
