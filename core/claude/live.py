@@ -46,7 +46,6 @@ from clawback.core.claude.events import (
 )
 from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.process import (
-    MAX_LINE_BYTES,
     STDERR_TAIL_BYTES,
     LineTooLong,
     ResultSeen,
@@ -56,6 +55,7 @@ from clawback.core.claude.process import (
     stderr_tail,
     stop_group,
 )
+from clawback.core.claude.reply import ReplyReader
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.claude.watchdog import Watchdog
 
@@ -63,7 +63,6 @@ __all__ = ["INTERRUPT_GRACE_SECONDS", "LiveClaude"]
 
 INTERRUPT_GRACE_SECONDS = 5.0  # a cancelled reply's interrupt must land within this, else kill
 EXIT_GRACE_SECONDS = 2.0  # an idle CLI exits within milliseconds of its stdin's end
-_MAX_GARBAGE_BYTES = 64 * 1024
 _EOF = object()
 _request_ids = itertools.count(1)
 
@@ -255,52 +254,33 @@ class LiveClaude:
         loop = asyncio.get_running_loop()
         timeout = self.runner.timeout
         deadline = loop.time() + timeout if timeout is not None else None
-        saw_delta = False
-        first_garbage: str | None = None
-        garbage = 0
+        reply = ReplyReader(streamed)
         heard = False  # a line of this turn came: the process had read it
         while True:
             try:
                 async with asyncio.timeout_at(deadline):
                     item = await self._lines.get()
             except TimeoutError:
-                raise ClaudeTimeout(timeout or 0.0, partial_text="".join(streamed)) from None
+                raise ClaudeTimeout(timeout or 0.0, partial_text=reply.partial) from None
             if item is _EOF:
                 self._eof = True
-                partial = "".join(streamed)
-                if first_garbage is not None:
-                    raise ClaudeBadOutput(first_garbage, partial_text=partial)
+                partial = reply.partial
+                if reply.first_garbage is not None:
+                    raise ClaudeBadOutput(reply.first_garbage, partial_text=partial)
                 ended = ClaudeKilled if heard else ClaudeGone
                 raise ended(await self._exit_status(), await self._stderr_tail(),
                             partial_text=partial)  # fmt: skip
             heard = True
             if isinstance(item, LineTooLong):
-                shown = item.start.decode("utf-8", errors="replace")
-                raise ClaudeBadOutput(
-                    f"a line of over {MAX_LINE_BYTES // 1048576} MB without a newline: {shown}",
-                    partial_text="".join(streamed),
-                )
+                raise reply.too_long(item.start)
             assert isinstance(item, str)
-            try:
-                event = parse_stream_line(item)
-            except UnparseableOutput as exc:
-                first_garbage = first_garbage if first_garbage is not None else item.strip()
-                garbage += len(item)
-                if garbage > _MAX_GARBAGE_BYTES:
-                    raise ClaudeBadOutput(first_garbage, partial_text="".join(streamed)) from exc
-                continue
+            event = reply.read(item)
             if event is None:
                 continue
-            if isinstance(event, TextDelta):
-                saw_delta = True
-                streamed.append(event.text)
-            elif isinstance(event, AssistantMessage):
-                if not event.is_api_error and not saw_delta and event.text:
-                    streamed.append(event.text)
-            elif isinstance(event, Result):
+            if isinstance(event, Result):
                 event = self._own_cost(event)
                 if event.is_error:
-                    raise await self.runner.explain(error_for_result(event, "".join(streamed)))
+                    raise await self.runner.explain(error_for_result(event, reply.partial))
                 self.turns += 1
                 yield event
                 return

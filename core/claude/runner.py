@@ -49,13 +49,10 @@ from clawback.core.claude.events import (
     Event,
     Result,
     TextDelta,
-    UnparseableOutput,
     Usage,
-    parse_stream_line,
 )
 from clawback.core.claude.mcp import McpTools
 from clawback.core.claude.process import (
-    MAX_LINE_BYTES,
     STDERR_TAIL_BYTES,
     Expired,
     LineTooLong,
@@ -68,13 +65,13 @@ from clawback.core.claude.process import (
     stop_group,
     wait_exit,
 )
+from clawback.core.claude.reply import ReplyReader
 from clawback.core.config import ChatConfig
 from clawback.core.paths import Paths, ensure_private_dir
 
 __all__ = ["CONTAINED_ENV", "CONTAINED_FLAGS", "ClaudeRunner", "TurnResult"]
 
 
-_MAX_GARBAGE_BYTES = 64 * 1024  # non-JSON output tolerated before giving up on the process
 _MAX_ARG_BYTES = 100_000  # Linux refuses a single argument over 128 KiB; use a file above this
 # Every call runs contained: no transcript under ~/.claude/projects, none of the user's MCP
 # servers (only what the call passes), none of the user's hooks (a clawback hook inside Claude
@@ -335,61 +332,42 @@ class ClaudeRunner:
         """Read one running process to its end; stop its process group on every way out."""
         stdin_task = asyncio.ensure_future(feed_stdin(proc.stdin, prompt.encode("utf-8")))
         stderr_task = asyncio.ensure_future(drain_tail(proc.stderr, STDERR_TAIL_BYTES))
-        streamed: list[str] = []
-        saw_delta = False
+        reply = ReplyReader()
         result: Result | None = None
         done = ResultSeen()
-        first_garbage: str | None = None
-        garbage_bytes = 0
         clean = cancelled = False
         try:
             async with contextlib.aclosing(read_lines(proc, deadline, done)) as lines:
                 async for line in lines:
-                    try:
-                        event = parse_stream_line(line)
-                    except UnparseableOutput as exc:
-                        first_garbage = first_garbage if first_garbage is not None else line.strip()
-                        garbage_bytes += len(line)
-                        if garbage_bytes > _MAX_GARBAGE_BYTES:
-                            partial = "".join(streamed)
-                            raise ClaudeBadOutput(first_garbage, partial_text=partial) from exc
-                        continue
+                    event = reply.read(line)
                     if event is None:
                         continue
-                    if isinstance(event, TextDelta):
-                        saw_delta = True
-                        streamed.append(event.text)
-                    elif isinstance(event, AssistantMessage):
-                        if not event.is_api_error and not saw_delta and event.text:
-                            streamed.append(event.text)
-                    elif isinstance(event, Result):
+                    if isinstance(event, Result):
                         result = event
                         done.set()
                         if result.is_error:
                             continue  # raised below, once the process has ended
                     yield event
             returncode = await wait_exit(proc, deadline, done)
-            partial = "".join(streamed)
+            partial = reply.partial
             if result is not None:
                 if result.is_error:
                     raise await self.explain(error_for_result(result, partial))
                 clean = True
                 return
-            if first_garbage is not None:
-                raise ClaudeBadOutput(first_garbage, partial_text=partial, returncode=returncode)
+            if reply.first_garbage is not None:
+                raise ClaudeBadOutput(
+                    reply.first_garbage, partial_text=partial, returncode=returncode
+                )
             stderr = await stderr_tail(stderr_task)
             raise ClaudeKilled(returncode, stderr, partial_text=partial)
         except Expired:
-            raise ClaudeTimeout(self.timeout or 0.0, partial_text="".join(streamed)) from None
+            raise ClaudeTimeout(self.timeout or 0.0, partial_text=reply.partial) from None
         except LineTooLong as exc:
-            shown = exc.start.decode("utf-8", errors="replace")
-            raise ClaudeBadOutput(
-                f"a line of over {MAX_LINE_BYTES // 1048576} MB without a newline: {shown}",
-                partial_text="".join(streamed),
-            ) from None
+            raise reply.too_long(exc.start) from None
         except asyncio.CancelledError:
             cancelled = True
-            raise ClaudeCancelled(partial_text="".join(streamed)) from None
+            raise ClaudeCancelled(partial_text=reply.partial) from None
         finally:
             interrupted = await stop_group(proc, clean, self.kill_grace)
             try:
@@ -404,7 +382,7 @@ class ClaudeRunner:
                 interrupted = True
             if interrupted and not cancelled:
                 # cancelled while stopping the process: report that, not what came before
-                raise ClaudeCancelled(partial_text="".join(streamed))
+                raise ClaudeCancelled(partial_text=reply.partial)
 
     async def run(
         self,
