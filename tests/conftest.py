@@ -127,6 +127,20 @@ def _isolated_home(
 
 
 @pytest.fixture
+def claude_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A person's throwaway HOME holding an empty ``~/.claude`` (where Claude Code's settings
+    are), with a project folder of the test's own as the working folder; the HOME returned."""
+    user = tmp_path / "user"
+    (user / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return user
+
+
+@pytest.fixture
 def cc_root(tmp_path: Path) -> Path:
     root = tmp_path / "claude-projects"
     root.mkdir()

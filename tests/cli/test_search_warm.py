@@ -97,16 +97,8 @@ def test_a_warm_search_loads_neither_numpy_nor_the_vectors(home: Path) -> None:
 
 
 @pytest.fixture
-def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway HOME (where Claude Code's settings are) and a project folder as cwd."""
-    user = tmp_path / "user"
-    (user / ".claude").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(user))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    return user
+def person(claude_user: Path) -> Path:
+    return claude_user
 
 
 def chosen_by_nobody(home: Path) -> None:

@@ -87,23 +87,7 @@ print(json.dumps(sorted(sys.modules)))
 def test_an_unchanged_ingest_imports_only_what_it_uses(tmp_path: Path) -> None:
     """Issue 22: an ingest with nothing to do took 0.35 s, 0.03 s of it the work: it imported
     the chat engine and the memory services before it knew it needed them."""
-    projects = tmp_path / "projects"
-    write_lines(projects / "proj" / "s1.jsonl", [cc_user("s1", "u1", "tangerine plan")])
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(
-        f'[sources]\nclaude_code_path = "{projects}"\nopenclaw = false\n'
-    )
-    assert run_cli("ingest", home=home).returncode == 0
-    done = subprocess.run(
-        [sys.executable, "-c", INGEST_THEN_LIST_MODULES],
-        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
-        env={**os.environ, "CLAWBACK_HOME": str(home)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    summary, _, modules = done.stdout.rstrip("\n").rpartition("\n")
-    assert "1 unchanged" in summary  # the ingest ran, and found nothing to do
-    imported = json.loads(modules)
+    imported = _modules_of_an_unchanged_ingest(tmp_path)
     unwanted = [
         name
         for name in imported
@@ -115,23 +99,7 @@ def test_an_unchanged_ingest_imports_only_what_it_uses(tmp_path: Path) -> None:
 def test_an_unchanged_ingest_loads_no_rich_and_looks_for_no_plugins(tmp_path: Path) -> None:
     """Issue 32 item 3: an unchanged ingest printed its one line through rich and let
     sqlite-utils read every installed package's metadata looking for plugins."""
-    projects = tmp_path / "projects"
-    write_lines(projects / "proj" / "s1.jsonl", [cc_user("s1", "u1", "tangerine plan")])
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(
-        f'[sources]\nclaude_code_path = "{projects}"\nopenclaw = false\n'
-    )
-    assert run_cli("ingest", home=home).returncode == 0
-    done = subprocess.run(
-        [sys.executable, "-c", INGEST_THEN_LIST_MODULES],
-        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
-        env={**os.environ, "CLAWBACK_HOME": str(home)},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    summary, _, modules = done.stdout.rstrip("\n").rpartition("\n")
-    assert "1 unchanged" in summary
-    imported = json.loads(modules)
+    imported = _modules_of_an_unchanged_ingest(tmp_path)
     assert [m for m in imported if m in ("rich", "importlib.metadata")] == []
 
 
@@ -213,3 +181,25 @@ def test_a_hook_the_warm_process_answers_imports_only_the_client(tmp_path: Path)
         if any(name == root or name.startswith(root + ".") for root in NOT_FOR_A_THIN_HOOK)
     ]
     assert unwanted == []
+
+
+def _modules_of_an_unchanged_ingest(tmp_path: Path) -> list[str]:
+    """The modules a second ``clawback ingest`` of one unchanged transcript imported."""
+    projects = tmp_path / "projects"
+    write_lines(projects / "proj" / "s1.jsonl", [cc_user("s1", "u1", "tangerine plan")])
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[sources]\nclaude_code_path = "{projects}"\nopenclaw = false\n'
+    )
+    assert run_cli("ingest", home=home).returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-c", INGEST_THEN_LIST_MODULES],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+        env={**os.environ, "CLAWBACK_HOME": str(home)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary, _, modules = done.stdout.rstrip("\n").rpartition("\n")
+    assert "1 unchanged" in summary  # the ingest ran, and found nothing to do
+    imported: list[str] = json.loads(modules)
+    return imported

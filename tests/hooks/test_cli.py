@@ -16,21 +16,13 @@ EVENTS = ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"
 
 
 @pytest.fixture
-def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway HOME (Claude Code's ~/.claude lives there) and a project folder as cwd."""
-    home = tmp_path / "user"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    return home
+def user(claude_user: Path) -> Path:
+    return claude_user
 
 
 def test_install_status_uninstall(user: Path, tmp_path: Path) -> None:
     settings = user / ".claude" / "settings.json"
-    settings.parent.mkdir()
+    settings.parent.mkdir(exist_ok=True)
     theirs: dict[str, Any] = {
         "model": "opus",
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
@@ -89,7 +81,7 @@ def test_project_and_local_scopes_write_in_this_folder(user: Path, tmp_path: Pat
 
 def test_invalid_settings_are_refused_with_one_line(user: Path, tmp_path: Path) -> None:
     settings = user / ".claude" / "settings.json"
-    settings.parent.mkdir()
+    settings.parent.mkdir(exist_ok=True)
     settings.write_text('{"hooks": {}, }')
     done = run_cli("hooks", "install", home=tmp_path / "cb")
     assert done.returncode == 1 and "Traceback" not in done.stderr

@@ -126,15 +126,8 @@ def test_a_byte_order_mark_is_kept(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "user"
-    (home / ".claude").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    project = tmp_path / "project"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    return home
+def user(claude_user: Path) -> Path:
+    return claude_user
 
 
 def test_an_uninstall_gives_back_an_empty_table_the_person_had(user: Path, tmp_path: Path) -> None:

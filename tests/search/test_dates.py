@@ -3,13 +3,13 @@ words that look like months or weekdays ("may", "march", "sat", "sun", "wed") do
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from clawback.core.search.dates import date_window
+
+from ..zones import system_zone
 
 TODAY = date(2026, 11, 25)  # a Wednesday: "last week" is November 16-22
 
@@ -212,17 +212,8 @@ def test_days_are_the_persons_own() -> None:
 @pytest.fixture
 def in_berlin() -> Iterator[None]:
     """The system's zone is Europe/Berlin (CET, CEST in summer) for this test."""
-    before = os.environ.get("TZ")
-    os.environ["TZ"] = "Europe/Berlin"
-    time.tzset()
-    try:
+    with system_zone("Europe/Berlin"):
         yield
-    finally:
-        if before is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = before
-        time.tzset()
 
 
 @pytest.mark.usefixtures("in_berlin")
