@@ -11,6 +11,7 @@ process goes on, a turn behaves the same with ``--bare``, and an OAuth-only logi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -65,6 +66,19 @@ def marked_last(request: dict[str, Any]) -> bool:
     return isinstance(last, list) and bool(last[-1].get("cache_control"))
 
 
+@contextlib.asynccontextmanager
+async def live_chat(runner: ClaudeRunner, at: Path) -> AsyncIterator[ChatEngine]:
+    """The chat engine of the home ``at`` keeping live conversations through ``runner``; its
+    processes ended and the home closed on the way out."""
+    home = Home.open(at)
+    engine = home.chat_engine(runner=runner, live=True)
+    try:
+        yield engine
+    finally:
+        await engine.aclose()
+        home.close()
+
+
 @pytest.fixture
 async def live_engine(
     real_claude: str,  # noqa: F811
@@ -75,13 +89,8 @@ async def live_engine(
     with AnthropicStandin() as standin:
         runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home),
                               cwd=tmp_path / "cwd", timeout=120)  # fmt: skip
-        home = Home.open(memory_home)
-        engine = home.chat_engine(runner=runner, live=True)
-        try:
+        async with live_chat(runner, memory_home) as engine:
             yield engine, standin
-        finally:
-            await engine.aclose()
-            home.close()
 
 
 async def test_a_live_conversation_extends_each_request_with_only_the_new_turn(
@@ -133,9 +142,7 @@ async def test_a_process_killed_mid_reply_keeps_what_streamed_and_the_next_turn_
     with AnthropicStandin(delay=0.3) as standin:
         runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home),
                               cwd=tmp_path / "cwd", timeout=120)  # fmt: skip
-        home = Home.open(memory_home)
-        engine = home.chat_engine(runner=runner, live=True)
-        try:
+        async with live_chat(runner, memory_home) as engine:
             await run_turn(engine, "first question about the zebracorn", key=KEY)
             assert engine.live is not None
             [pid] = engine.live.pids().values()
@@ -155,9 +162,6 @@ async def test_a_process_killed_mid_reply_keeps_what_streamed_and_the_next_turn_
             fresh = texts(standin.state.requests[-1]["messages"][0])[-1]
             assert "first question about the zebracorn" in fresh
             assert 'partial="true">' in fresh and "word word word" in fresh  # kept, marked
-        finally:
-            await engine.aclose()
-            home.close()
 
 
 async def test_a_cancelled_reply_is_interrupted_and_the_process_goes_on(
@@ -169,9 +173,7 @@ async def test_a_cancelled_reply_is_interrupted_and_the_process_goes_on(
     with AnthropicStandin(delay=0.3) as standin:
         runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home),
                               cwd=tmp_path / "cwd", timeout=120)  # fmt: skip
-        home = Home.open(memory_home)
-        engine = home.chat_engine(runner=runner, live=True)
-        try:
+        async with live_chat(runner, memory_home) as engine:
             turn = engine.turn("word " * 60, key=KEY)
             async for event in turn:
                 if isinstance(event, ReplyDelta):
@@ -184,9 +186,6 @@ async def test_a_cancelled_reply_is_interrupted_and_the_process_goes_on(
             assert engine.live.pids() == {turn.outcome.session.id: pid}  # the same process
             last = standin.state.requests[-1]["messages"]
             assert texts(last[-1])[-1].endswith("after the interrupt\n</current-message>")
-        finally:
-            await engine.aclose()
-            home.close()
     assert is_gone(pid) or await wait_gone(pid)
 
 
@@ -206,14 +205,9 @@ async def test_a_bare_turn_behaves_the_same(
             runner = ClaudeRunner(real_claude, env=offline_env(standin, claude_home),
                                   cwd=tmp_path / "cwd", timeout=120,
                                   extra_args=["--bare"] if bare else [])  # fmt: skip
-            home = Home.open(memory_home)
-            engine = home.chat_engine(runner=runner, live=True)
-            try:
+            async with live_chat(runner, memory_home) as engine:
                 outcome = await run_turn(engine, "hello there", key=f"local:bare{bare}")
                 await run_turn(engine, "and again", key=f"local:bare{bare}")
-            finally:
-                await engine.aclose()
-                home.close()
             assert not outcome.is_error and outcome.reply == "ECHO: hello there"
             seen[bare] = standin.state.requests[-1]
     for request in seen.values():
@@ -238,14 +232,9 @@ async def test_an_oauth_only_login_under_bare_is_one_clear_line(
                "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-clawback-test"}  # fmt: skip
         runner = ClaudeRunner(real_claude, env=env, cwd=tmp_path / "cwd", timeout=120,
                               extra_args=["--bare"])  # fmt: skip
-        home = Home.open(memory_home)
-        engine = home.chat_engine(runner=runner, live=True)
-        try:
+        async with live_chat(runner, memory_home) as engine:
             with pytest.raises(ClaudeBareNotLoggedIn) as caught:
                 await run_turn(engine, "hello", key=KEY)
-        finally:
-            await engine.aclose()
-            home.close()
         assert standin.state.requests == []
     message = str(caught.value)
     assert "ran bare" in message and "(oauth_token)" in message and "\n" not in message
