@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from clawback.core.paths import Paths
-    from clawback.core.search.engine import NearestChunks
+    from clawback.core.search import NearestChunks
 
 
 def serve_mcp(home: str | Path | None) -> None:

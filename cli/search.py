@@ -26,16 +26,21 @@ from clawback.cli.output import duration, note, print_json, waited
 from clawback.core.errors import UsageError
 from clawback.core.paths import Paths
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import (
+from clawback.core.search import (
+    FAIR,
     MARK_END,
     MARK_START,
     MODES,
+    STRONG,
+    TIERS,
+    WEAK,
     NearestChunks,
     SearchFilters,
     SearchResults,
+    find,
+    says_nothing,
+    why_nothing,
 )
-from clawback.core.search.front import find, says_nothing, why_nothing
-from clawback.core.search.strength import FAIR, STRONG, TIERS, WEAK
 
 _HIGHLIGHT_ON, _HIGHLIGHT_OFF = "\x1b[1;7m", "\x1b[22;27m"
 # A hit's strength (search.strength) leads its line, in a colour of its own.

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the services load when asked for: `clawback ingest` needs n
     from clawback.core.memory.compaction import Compactor
     from clawback.core.memory.flush import MemoryFlush
     from clawback.core.memory.librarian import ConversationOutcome, Librarian
-    from clawback.core.search.engine import NearestChunks
+    from clawback.core.search import NearestChunks
 
 
 @dataclass

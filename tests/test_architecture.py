@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def test_importing_the_whole_core_does_not_import_textual() -> None:
     code = (
@@ -45,3 +47,53 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
             relative = init.parent.relative_to(root / folder).parts
             package = ".".join((name, *relative))
             assert package in listed, f"{package} ({init.parent}) is not in pyproject's packages"
+
+
+#: The rooms whose ``__init__.py`` is their door (an import-linter contract keeps the other
+#: packages out of the modules behind it); each loads its names on first use.
+DOORS = ("clawback.core.search",)
+
+
+def _door_types(door: str) -> dict[str, str]:
+    """What the door's ``TYPE_CHECKING`` block imports for mypy: each name and its module."""
+    import ast
+    import importlib
+
+    module = importlib.import_module(door)
+    tree = ast.parse(Path(str(module.__file__)).read_text())
+    return {
+        alias.name: node.module.rpartition(".")[2]
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+
+
+def test_each_door_exports_what_mypy_sees_from_where_it_is_defined() -> None:
+    import importlib
+
+    for door in DOORS:
+        module = importlib.import_module(door)
+        homes = module._HOMES
+        assert _door_types(door) == homes, door  # mypy's view and the runtime's agree
+        assert sorted(module.__all__) == sorted(homes)
+        for name, home in homes.items():
+            behind = importlib.import_module(f"{door}.{home}")
+            assert getattr(module, name) is getattr(behind, name), f"{door}.{name}"
+        with pytest.raises(AttributeError):
+            module.not_a_name  # noqa: B018
+
+
+def test_importing_a_door_loads_nothing_behind_it() -> None:
+    """A door is free: ``clawback ingest`` and the hooks import it without the search."""
+    for door in DOORS:
+        code = (
+            f"import sys, {door}\n"
+            f"print(sorted(m for m in sys.modules if m.startswith('{door}.')))\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == "[]", door

@@ -13,7 +13,7 @@ from clawback.core.archive.origins import SOURCES as SOURCES  # the archive's wo
 from clawback.core.archive.origins import origin_label as origin_label
 from clawback.core.archive.origins import source_label as source_label
 from clawback.core.archive.sessions import project_name
-from clawback.core.search.engine import MARK_END, MARK_START
+from clawback.core.search import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
 from clawback.core.usage import UsageTotals, cost_text
 from textual.content import Content

@@ -42,8 +42,7 @@ from clawback.core.memory.auto_memory import (
 )
 from clawback.core.memory.files import Workspace
 from clawback.core.records import Source
-from clawback.core.search.engine import NearestChunks, SearchFilters, SearchHit, SearchResults
-from clawback.core.search.front import find
+from clawback.core.search import NearestChunks, SearchFilters, SearchHit, SearchResults, find
 from clawback.core.usage import (
     PriceTable,
     UsageReport,

@@ -60,7 +60,7 @@ from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
 from clawback.core.safejson import clean_text
-from clawback.core.search.engine import NearestChunks
+from clawback.core.search import NearestChunks
 from clawback.core.timeutil import normalize_ts
 
 __all__ = [

@@ -31,13 +31,18 @@ from clawback.core.archive.refs import entry_ref, fact_ref
 from clawback.core.db import Queryable
 from clawback.core.embeddings.chunks import fact_text, text_hash
 from clawback.core.errors import ClawbackError
-from clawback.core.search.coverage import text_coverage
-from clawback.core.search.dates import date_window
-from clawback.core.search.engine import NearestChunks, SearchFilters
-from clawback.core.search.front import find
-from clawback.core.search.hybrid import ANSWER_FLOOR, above_floor
-from clawback.core.search.questions import split_questions
-from clawback.core.search.restatements import answers_to, restates
+from clawback.core.search import (
+    ANSWER_FLOOR,
+    NearestChunks,
+    SearchFilters,
+    above_floor,
+    answers_to,
+    date_window,
+    find,
+    restates,
+    split_questions,
+    text_coverage,
+)
 from clawback.core.text.cjk import has_cjk
 from clawback.core.text.fields import prompt_field
 from clawback.core.text.stopwords import STOPWORDS

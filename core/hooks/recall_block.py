@@ -22,8 +22,7 @@ from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.memory.facts import facts_for_recall
-from clawback.core.search.candidates import LOOSE_FLOOR
-from clawback.core.search.engine import NearestChunks
+from clawback.core.search import LOOSE_FLOOR, NearestChunks
 
 PROMPT_CHARS = 4_000  # read of a prompt: its first and last halves of this
 

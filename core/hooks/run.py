@@ -37,7 +37,7 @@ from clawback.core.hooks.settings import EVENTS
 from clawback.core.paths import Paths
 
 if TYPE_CHECKING:  # only the warm process holds one: a hook's own process never imports search
-    from clawback.core.search.engine import NearestChunks
+    from clawback.core.search import NearestChunks
 
 SWITCH_ENV = "CLAWBACK_HOOKS"
 #: Claude Code cuts hook output over 10,000 characters to a preview; stay well under it

@@ -24,7 +24,7 @@ from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.client import PASSED_ENV, remember_timeout
 from clawback.core.hooks.run import HANDLERS, WarmResources, run_hook
 from clawback.core.paths import Paths
-from clawback.core.search.engine import NearestChunks
+from clawback.core.search import NearestChunks
 from clawback.core.warm.nearest import NEAREST, answer_nearest
 from clawback.core.warm.server import serve
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clawback.core.search.engine import MARK_END, MARK_START, highlight_window
+from clawback.core.search import MARK_END, MARK_START, highlight_window
 
 MAX_ANSWER_CHARS = 40_000  # the contract: no answer is ever longer
 SEARCH_BUDGET = 24_000

@@ -24,7 +24,7 @@ from clawback.core.faults import explain
 from clawback.core.mcp import answers
 from clawback.core.mcp.texts import GET_DESCRIPTION, INSTRUCTIONS, SEARCH_DESCRIPTION, SERVER_NAME
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
-from clawback.core.search.engine import NearestChunks
+from clawback.core.search import NearestChunks
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations

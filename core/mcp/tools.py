@@ -19,10 +19,18 @@ from clawback.core.mcp import answers
 from clawback.core.mcp.reader import Reader
 from clawback.core.mcp.refs import FactRef, ToolInputError
 from clawback.core.records import KIND_FILTERS, Source
-from clawback.core.search.engine import MODES, NearestChunks, SearchFilters, SearchHit
-from clawback.core.search.facts import FactHit
-from clawback.core.search.front import find, says_nothing, why_nothing
-from clawback.core.search.query import build_match, terms
+from clawback.core.search import (
+    MODES,
+    FactHit,
+    NearestChunks,
+    SearchFilters,
+    SearchHit,
+    build_match,
+    find,
+    says_nothing,
+    terms,
+    why_nothing,
+)
 from clawback.core.timeutil import date_bounds
 
 __all__ = ["MemoryTools", "ToolInputError"]

@@ -24,7 +24,7 @@ from typing import Any
 from clawback.core.config import Config
 from clawback.core.errors import ClawbackError
 from clawback.core.paths import Paths
-from clawback.core.search.engine import NearestChunks
+from clawback.core.search import NearestChunks
 from clawback.core.warm.server import (
     ASK_TIMEOUT_S,
     allowed,

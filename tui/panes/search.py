@@ -16,9 +16,20 @@ from typing import Any, ClassVar
 
 from clawback.core.errors import ClawbackError
 from clawback.core.records import KIND_FILTERS
-from clawback.core.search.engine import RELATED, SearchFilters, SearchHit, SearchResults
-from clawback.core.search.front import MIN_PREFIX, as_you_type, by_meaning, too_short
-from clawback.core.search.strength import FAIR, STRONG, TIERS, WEAK
+from clawback.core.search import (
+    FAIR,
+    MIN_PREFIX,
+    RELATED,
+    STRONG,
+    TIERS,
+    WEAK,
+    SearchFilters,
+    SearchHit,
+    SearchResults,
+    as_you_type,
+    by_meaning,
+    too_short,
+)
 from clawback.core.timeutil import normalize_ts
 from textual import on, work
 from textual.app import ComposeResult

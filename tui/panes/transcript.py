@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from clawback.core.archive.sessions import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
 from clawback.core.records import Source
-from clawback.core.search.engine import SearchHit
+from clawback.core.search import SearchHit
 from clawback.core.usage import UsageTotals
 from textual import on, work
 from textual.app import ComposeResult

@@ -11,7 +11,7 @@ from clawback.core.db import Queryable
 from clawback.core.memory.facts.records import Fact
 from clawback.core.memory.facts.rules import recall_words
 from clawback.core.memory.facts.store import ranked_facts
-from clawback.core.search.query import score_from_rank
+from clawback.core.search import score_from_rank
 
 RECALL_LIMIT = 8
 _RECALL_TERMS = 32  # most query words sent to FTS5 for recall

@@ -33,7 +33,7 @@ from clawback.core.memory.facts.records import (
     fact_text,
 )
 from clawback.core.memory.facts.rules import Action
-from clawback.core.search.query import build_match
+from clawback.core.search import build_match
 from clawback.core.timeutil import now_ts
 
 if TYPE_CHECKING:  # annotations only: recall in a Claude Code hook must not pay ~90 ms for it
