@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clawback.core.formats.claude_code_blocks import MessageLine, block_entries, command_display
-from clawback.core.formats.dispatch import dispatch
+from clawback.core.formats.dispatch import dispatch, str_or_none
 from clawback.core.formats.rendering import (
     ANSI_ESCAPE,
     describe_tool_call,
@@ -102,10 +102,6 @@ def parse_line(obj: Any) -> ParsedLine:
     return parsed
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 # --- line handlers --------------------------------------------------------------------------
 
 
@@ -133,8 +129,8 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
     model = message.get("model") if role is Role.ASSISTANT else None
     line = MessageLine(
         role=role,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("uuid")),
+        timestamp=str_or_none(obj.get("timestamp")),
+        uuid=str_or_none(obj.get("uuid")),
         sidechain=obj.get("isSidechain") is True,
         model=model if isinstance(model, str) and model != "<synthetic>" else None,
         talk=obj.get("isMeta") is not True and obj.get("isApiErrorMessage") is not True,
@@ -162,8 +158,8 @@ def _one_entry(
         role=role,
         kind=kind,
         text=text,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("uuid")),
+        timestamp=str_or_none(obj.get("timestamp")),
+        uuid=str_or_none(obj.get("uuid")),
         sidechain=obj.get("isSidechain") is True,
         conversational=conversational,
         display=display,
@@ -223,8 +219,12 @@ def _attachment_line(obj: dict[str, Any]) -> ParsedLine:
             said.append(text.strip())
     if not said:
         return ParsedLine()  # a hook that ran quietly: nothing a person would look for
-    name = _str(attachment.get("hookName")) or _str(attachment.get("hookEvent")) or "hook"
-    command = _str(attachment.get("command"))
+    name = (
+        str_or_none(attachment.get("hookName"))
+        or str_or_none(attachment.get("hookEvent"))
+        or "hook"
+    )
+    command = str_or_none(attachment.get("command"))
     text = "\n".join([name, *([command] if command else []), *said])
     event = kind.removeprefix("hook_").replace("_", " ")
     return _one_entry(
@@ -245,7 +245,7 @@ def _queue_line(obj: dict[str, Any]) -> ParsedLine:
         role=Role.USER,
         kind=Kind.TEXT,
         text=content,
-        timestamp=_str(obj.get("timestamp")),
+        timestamp=str_or_none(obj.get("timestamp")),
         conversational=True,
     )
     return ParsedLine(entries=[entry], meta=_meta(obj))
@@ -284,7 +284,7 @@ def _title_line(field: str, *, custom: bool) -> Callable[[dict[str, Any]], Parse
         title = obj.get(field)
         if not isinstance(title, str) or not title.strip():
             return ParsedLine()
-        meta = SessionMeta(session_id=_str(obj.get("sessionId")))
+        meta = SessionMeta(session_id=str_or_none(obj.get("sessionId")))
         if custom:
             meta.custom_title = title.strip()
         else:

@@ -15,6 +15,11 @@ from clawback.core.records import ParsedLine
 Handler = Callable[[dict[str, Any]], ParsedLine]
 
 
+def str_or_none(value: Any) -> str | None:
+    """A field that should be text: itself if it is, else ``None`` (any other JSON value)."""
+    return value if isinstance(value, str) else None
+
+
 def dispatch(
     obj: Any,
     handlers: Mapping[str, Handler],

@@ -14,9 +14,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from clawback.core.errors import SessionKeyError
-from clawback.core.formats.dispatch import dispatch
-from clawback.core.formats.session_keys import parse_session_key
+from clawback.core.formats.dispatch import dispatch, str_or_none
+from clawback.core.formats.session_keys import key_channel
 from clawback.core.formats.token_usage import native_usage
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 
@@ -37,7 +36,7 @@ def session_header(
     cwd: str | None = None,
 ) -> dict[str, Any]:
     """The first line of every native transcript; ``format`` tells it apart from pi's header."""
-    line: dict[str, Any] = {
+    line = {
         "type": "session",
         "format": FORMAT,
         "version": VERSION,
@@ -46,11 +45,7 @@ def session_header(
         "created": created,
         "parent": parent,
     }
-    if label is not None:
-        line["label"] = label
-    if cwd is not None:
-        line["cwd"] = cwd
-    return line
+    return _with_set(line, label=label, cwd=cwd)
 
 
 def message_event(
@@ -65,20 +60,19 @@ def message_event(
     """One message. ``partial`` marks a reply cut short (cancelled or killed mid-stream)."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    line: dict[str, Any] = {
+    line = {
         "type": "message",
         "id": message_id,
         "role": role,
         "content": content,
         "timestamp": timestamp,
     }
-    if model is not None:
-        line["model"] = model
-    if usage is not None:
-        line["usage"] = dict(usage)
-    if partial:
-        line["partial"] = True
-    return line
+    return _with_set(
+        line,
+        model=model,
+        usage=None if usage is None else dict(usage),
+        partial=True if partial else None,
+    )
 
 
 def compaction_event(
@@ -91,7 +85,7 @@ def compaction_event(
     model: str | None = None,
 ) -> dict[str, Any]:
     """A compaction: ``summary`` replaces every message before ``first_kept_id``."""
-    line: dict[str, Any] = {
+    line = {
         "type": "compaction",
         "id": event_id,
         "timestamp": timestamp,
@@ -100,8 +94,15 @@ def compaction_event(
         "tokens_before": tokens_before,
         "tokens_after": tokens_after,
     }
-    if model is not None:
-        line["model"] = model
+    return _with_set(line, model=model)
+
+
+def _with_set(line: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    """``line`` and then, in order, the optional fields that are set: an unset one is left out,
+    not written as null (``docs/native-format.md``)."""
+    for name, value in optional.items():
+        if value is not None:
+            line[name] = value
     return line
 
 
@@ -146,27 +147,18 @@ def parse_line(obj: Any) -> ParsedLine:
     return dispatch(obj, _HANDLERS)
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _header(obj: dict[str, Any]) -> ParsedLine:
     if obj.get("format") != FORMAT:
         return ParsedLine(unknown="session header without the clawback format marker")
-    key = _str(obj.get("key"))
-    channel = None
-    if key:
-        try:
-            channel = parse_session_key(key).channel
-        except SessionKeyError:
-            channel = None
+    key = str_or_none(obj.get("key"))
+    channel = key_channel(key) if key else None
     meta = SessionMeta(
-        session_id=_str(obj.get("id")),
+        session_id=str_or_none(obj.get("id")),
         key=key,
-        created=_str(obj.get("created")),
-        parent_id=_str(obj.get("parent")),
-        label=_str(obj.get("label")),
-        cwd=_str(obj.get("cwd")),
+        created=str_or_none(obj.get("created")),
+        parent_id=str_or_none(obj.get("parent")),
+        label=str_or_none(obj.get("label")),
+        cwd=str_or_none(obj.get("cwd")),
         channel=channel,
     )
     return ParsedLine(meta=meta)
@@ -185,10 +177,10 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
         role=role,
         kind=Kind.TEXT,
         text=content,
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("id")),
+        timestamp=str_or_none(obj.get("timestamp")),
+        uuid=str_or_none(obj.get("id")),
         conversational=role is not Role.SYSTEM,
-        model=_str(obj.get("model")),
+        model=str_or_none(obj.get("model")),
         partial=obj.get("partial") is True,
     )
     return ParsedLine(entries=[entry], usage=usage)
@@ -202,10 +194,10 @@ def _compaction(obj: dict[str, Any]) -> ParsedLine:
         role=Role.SYSTEM,
         kind=Kind.COMPACTION,
         text=summary or "Conversation compacted",
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("id")),
+        timestamp=str_or_none(obj.get("timestamp")),
+        uuid=str_or_none(obj.get("id")),
         conversational=True,
-        model=_str(obj.get("model")),
+        model=str_or_none(obj.get("model")),
     )
     return ParsedLine(entries=[entry])
 
@@ -218,8 +210,8 @@ def _tool_call(obj: dict[str, Any]) -> ParsedLine:
         role=Role.ASSISTANT,
         kind=Kind.TOOL_USE,
         text=json.dumps(arguments, ensure_ascii=False),
-        timestamp=_str(obj.get("timestamp")),
-        uuid=_str(obj.get("id")),
+        timestamp=str_or_none(obj.get("timestamp")),
+        uuid=str_or_none(obj.get("id")),
         conversational=True,
         display=tool_call_summary(name, arguments),
     )

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clawback.core.errors import SessionKeyError
-from clawback.core.formats.dispatch import dispatch
+from clawback.core.formats.dispatch import dispatch, str_or_none
 from clawback.core.formats.rendering import IMAGE_MARKER, describe_tool_call, flatten_content
-from clawback.core.formats.session_keys import parse_session_key
+from clawback.core.formats.session_keys import key_channel
 from clawback.core.formats.token_usage import pi_usage
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta
 from clawback.core.timeutil import normalize_ts
@@ -42,10 +42,6 @@ def session_id_from_path(value: Any) -> str | None:
     return name or None
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _stamp(obj: dict[str, Any]) -> str | None:
     """An entry's time: ISO text as written, or pi's epoch milliseconds made ISO."""
     value = obj.get("timestamp")
@@ -54,33 +50,68 @@ def _stamp(obj: dict[str, Any]) -> str | None:
     return normalize_ts(value) if isinstance(value, int | float) else None
 
 
+@dataclass(slots=True)
+class _Stamp:
+    """What every entry of one line shares: its time and id."""
+
+    timestamp: str | None
+    uuid: str | None
+
+    def entry(
+        self,
+        role: Role,
+        kind: Kind,
+        text: str,
+        *,
+        conversational: bool = False,
+        display: str | None = None,
+        model: str | None = None,
+        partial: bool = False,
+        error: bool = False,
+    ) -> Entry:
+        return Entry(
+            role=role,
+            kind=kind,
+            text=text,
+            timestamp=self.timestamp,
+            uuid=self.uuid,
+            conversational=conversational,
+            display=display,
+            model=model,
+            partial=partial,
+            error=error,
+        )
+
+
+def _stamp_of(obj: dict[str, Any]) -> _Stamp:
+    return _Stamp(_stamp(obj), str_or_none(obj.get("id")))
+
+
 def _header(obj: dict[str, Any]) -> ParsedLine:
     parent = obj.get("parentSession")
     if parent is None:
         parent = obj.get("branchedFrom")
     meta = SessionMeta(
-        session_id=_str(obj.get("id")),
-        cwd=_str(obj.get("cwd")),
+        session_id=str_or_none(obj.get("id")),
+        cwd=str_or_none(obj.get("cwd")),
         created=_stamp(obj),
-        title=_str(obj.get("title")),
+        title=str_or_none(obj.get("title")),
         parent_id=session_id_from_path(parent),
     )
     return ParsedLine(meta=meta)
 
 
-def _title(obj: dict[str, Any]) -> ParsedLine:
-    """oh-my-pi's ``{"type":"title"}`` line (often the first of the file)."""
-    title = obj.get("title")
-    if not isinstance(title, str) or not title.strip():
-        return ParsedLine()
-    return ParsedLine(meta=SessionMeta(title=title.strip()))
+def _title_line(field: str) -> Callable[[dict[str, Any]], ParsedLine]:
+    """A line that names the session in ``field``: pi's ``session_info`` (``name``) and
+    oh-my-pi's ``title`` (``title``, often the file's first line)."""
 
+    def parse(obj: dict[str, Any]) -> ParsedLine:
+        title = obj.get(field)
+        if not isinstance(title, str) or not title.strip():
+            return ParsedLine()
+        return ParsedLine(meta=SessionMeta(title=title.strip()))
 
-def _session_info(obj: dict[str, Any]) -> ParsedLine:
-    name = obj.get("name")
-    if not isinstance(name, str) or not name.strip():
-        return ParsedLine()
-    return ParsedLine(meta=SessionMeta(title=name.strip()))
+    return parse
 
 
 def _summary_entry(obj: dict[str, Any]) -> ParsedLine:
@@ -88,14 +119,8 @@ def _summary_entry(obj: dict[str, Any]) -> ParsedLine:
     summary = obj.get("summary")
     if not isinstance(summary, str):
         return ParsedLine(unknown=f"{obj.get('type')} entry without a summary")
-    entry = Entry(
-        role=Role.SYSTEM,
-        kind=Kind.COMPACTION,
-        text=summary or "Conversation compacted",
-        timestamp=_stamp(obj),
-        uuid=_str(obj.get("id")),
-        conversational=True,
-    )
+    text = summary or "Conversation compacted"
+    entry = _stamp_of(obj).entry(Role.SYSTEM, Kind.COMPACTION, text, conversational=True)
     return ParsedLine(entries=[entry])
 
 
@@ -103,14 +128,7 @@ def _custom_message(obj: dict[str, Any]) -> ParsedLine:
     text = flatten_content(obj.get("content"))
     if not text.strip():
         return ParsedLine()
-    entry = Entry(
-        role=Role.SYSTEM,
-        kind=Kind.TEXT,
-        text=text,
-        timestamp=_stamp(obj),
-        uuid=_str(obj.get("id")),
-    )
-    return ParsedLine(entries=[entry])
+    return ParsedLine(entries=[_stamp_of(obj).entry(Role.SYSTEM, Kind.TEXT, text)])
 
 
 def _message(obj: dict[str, Any]) -> ParsedLine:
@@ -121,29 +139,27 @@ def _message(obj: dict[str, Any]) -> ParsedLine:
     handler = _ROLE_HANDLERS.get(role) if isinstance(role, str) else None
     if handler is None:
         return ParsedLine(unknown=f"unknown message role {str(role)[:40]!r}")
-    stamp, uuid = _stamp(obj), _str(obj.get("id"))
-    parsed = ParsedLine(entries=handler(message, stamp, uuid))
+    stamp = _stamp_of(obj)
+    parsed = ParsedLine(entries=handler(message, stamp))
     if role == "assistant":
-        parsed.usage = pi_usage(message, stamp or message.get("timestamp"))
+        parsed.usage = pi_usage(message, stamp.timestamp or message.get("timestamp"))
     return parsed
 
 
-def _conversation(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
+def _conversation(message: dict[str, Any], stamp: _Stamp) -> list[Entry]:
     role = Role.ASSISTANT if message.get("role") == "assistant" else Role.USER
-    model = _str(message.get("model")) if role is Role.ASSISTANT else None
-    partial = _str(message.get("stopReason")) in PARTIAL_STOP_REASONS
+    model = str_or_none(message.get("model")) if role is Role.ASSISTANT else None
+    partial = str_or_none(message.get("stopReason")) in PARTIAL_STOP_REASONS
     content = message.get("content")
     entries: list[Entry] = []
     saw_image = False
 
     def add(kind: Kind, text: str, conversational: bool, display: str | None = None) -> None:
         entries.append(
-            Entry(
-                role=role,
-                kind=kind,
-                text=text,
-                timestamp=stamp,
-                uuid=uuid,
+            stamp.entry(
+                role,
+                kind,
+                text,
                 conversational=conversational,
                 display=display,
                 model=model,
@@ -177,77 +193,45 @@ def _conversation(message: dict[str, Any], stamp: str | None, uuid: str | None) 
         add(Kind.TEXT, IMAGE_MARKER, True)
     error = message.get("errorMessage")
     if isinstance(error, str) and error.strip():
-        entries.append(
-            Entry(role=Role.SYSTEM, kind=Kind.TEXT, text=error, timestamp=stamp, uuid=uuid)
-        )
+        entries.append(stamp.entry(Role.SYSTEM, Kind.TEXT, error))
     return entries
 
 
-def _tool_result(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
+def _tool_result(message: dict[str, Any], stamp: _Stamp) -> list[Entry]:
     text = flatten_content(message.get("content"))
     if not text:
         return []
     error = message.get("isError") is True
-    return [
-        Entry(
-            role=Role.TOOL,
-            kind=Kind.TOOL_RESULT,
-            text=text,
-            timestamp=stamp,
-            uuid=uuid,
-            error=error,
-        )
-    ]
+    return [stamp.entry(Role.TOOL, Kind.TOOL_RESULT, text, error=error)]
 
 
-def _bash_execution(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
+def _bash_execution(message: dict[str, Any], stamp: _Stamp) -> list[Entry]:
     command = message.get("command")
     if not isinstance(command, str) or not command.strip():
         return []
     display, text = describe_tool_call("bash", {"command": command})
-    entries = [
-        Entry(
-            role=Role.USER,
-            kind=Kind.TOOL_USE,
-            text=text,
-            timestamp=stamp,
-            uuid=uuid,
-            conversational=True,
-            display=display,
-        )
-    ]
+    entries = [stamp.entry(Role.USER, Kind.TOOL_USE, text, conversational=True, display=display)]
     output = message.get("output")
     if isinstance(output, str) and output:
-        entries.append(
-            Entry(role=Role.TOOL, kind=Kind.TOOL_RESULT, text=output, timestamp=stamp, uuid=uuid)
-        )
+        entries.append(stamp.entry(Role.TOOL, Kind.TOOL_RESULT, output))
     return entries
 
 
-def _system_text(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
+def _system_text(message: dict[str, Any], stamp: _Stamp) -> list[Entry]:
     text = flatten_content(message.get("content"))
     if not text.strip():
         return []
-    return [Entry(role=Role.SYSTEM, kind=Kind.TEXT, text=text, timestamp=stamp, uuid=uuid)]
+    return [stamp.entry(Role.SYSTEM, Kind.TEXT, text)]
 
 
-def _summary_role(message: dict[str, Any], stamp: str | None, uuid: str | None) -> list[Entry]:
+def _summary_role(message: dict[str, Any], stamp: _Stamp) -> list[Entry]:
     summary = message.get("summary")
     if not isinstance(summary, str) or not summary.strip():
         return []
-    return [
-        Entry(
-            role=Role.SYSTEM,
-            kind=Kind.COMPACTION,
-            text=summary,
-            timestamp=stamp,
-            uuid=uuid,
-            conversational=True,
-        )
-    ]
+    return [stamp.entry(Role.SYSTEM, Kind.COMPACTION, summary, conversational=True)]
 
 
-_RoleHandler = Callable[[dict[str, Any], str | None, str | None], list[Entry]]
+_RoleHandler = Callable[[dict[str, Any], _Stamp], list[Entry]]
 
 _ROLE_HANDLERS: dict[str, _RoleHandler] = {
     "user": _conversation,
@@ -268,8 +252,8 @@ _HANDLERS: dict[str, Callable[[dict[str, Any]], ParsedLine]] = {
     "compaction": _summary_entry,
     "branch_summary": _summary_entry,
     "custom_message": _custom_message,
-    "session_info": _session_info,
-    "title": _title,
+    "session_info": _title_line("name"),
+    "title": _title_line("title"),
 }
 
 
@@ -319,10 +303,7 @@ def _store_meta(key: str, session_id: str, entry: dict[str, Any]) -> SessionMeta
     origin = origin if isinstance(origin, dict) else {}
     channel = _first_text(entry.get("channel"), entry.get("lastChannel"), origin.get("provider"))
     if channel is None:
-        try:
-            channel = parse_session_key(key).channel
-        except SessionKeyError:
-            channel = None
+        channel = key_channel(key)
     title = _first_text(
         entry.get("displayName"),
         entry.get("subject"),

@@ -88,6 +88,14 @@ def normalize_session_key(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", text)
 
 
+def key_channel(text: str) -> str | None:
+    """The channel a session key names; ``None`` when it names none or is no valid key."""
+    try:
+        return parse_session_key(text).channel
+    except SessionKeyError:
+        return None
+
+
 def parse_session_key(text: str) -> SessionKey:
     """Parse ``text`` (any case, surrounding whitespace allowed) into a :class:`SessionKey`."""
     if not isinstance(text, str):
@@ -264,21 +272,22 @@ def dm_key(
 
 def group_key(agent_id: str, channel: str, group_id: str) -> SessionKey:
     """``agent:<agentId>:<channel>:group:<id>``."""
-    return SessionKey(
-        kind="group",
-        agent_id=_segment(agent_id, "agent id"),
-        channel=_name(channel, "channel"),
-        peer=_identifier(group_id, "group id"),
-    )
+    return _room_key("group", agent_id, channel, group_id)
 
 
 def channel_key(agent_id: str, channel: str, channel_id: str) -> SessionKey:
     """``agent:<agentId>:<channel>:channel:<id>`` (a room or channel, as opposed to a group)."""
+    return _room_key("channel", agent_id, channel, channel_id)
+
+
+def _room_key(
+    kind: Literal["group", "channel"], agent_id: str, channel: str, room: str
+) -> SessionKey:
     return SessionKey(
-        kind="channel",
+        kind=kind,
         agent_id=_segment(agent_id, "agent id"),
         channel=_name(channel, "channel"),
-        peer=_identifier(channel_id, "channel id"),
+        peer=_identifier(room, f"{kind} id"),
     )
 
 
