@@ -27,7 +27,7 @@ import sys
 
 import click
 from clawback.cli.home import open_home
-from clawback.cli.output import fail, note, print_json
+from clawback.cli.output import fail, note, on_a_terminal, print_json
 from clawback.core.chat.engine import (
     ChatEngine,
     ChatEvent,
@@ -90,7 +90,7 @@ def chat(
     Type /new or /reset (optionally `/new opus ...`) to start over, /label TEXT to name the
     session.
     """
-    if message is None and not (as_json or dry_run) and _on_a_terminal():
+    if message is None and not (as_json or dry_run) and on_a_terminal():
         _repl(ctx, ref, new, model)
         return
     text = message if message is not None else _read_stdin()
@@ -128,10 +128,6 @@ def chat(
             start_for_next(engine.nearest)
     if outcome.cancelled:
         sys.exit(130)
-
-
-def _on_a_terminal() -> bool:
-    return bool(sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty())
 
 
 def _repl(ctx: click.Context, ref: str | None, new: bool, model: str | None) -> None:

@@ -23,7 +23,8 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 import click
-from clawback.cli.lifecycle import print_compaction, print_flush
+from clawback.cli.compact import print_compaction
+from clawback.cli.flush import print_flush
 from clawback.cli.output import err, escape
 from clawback.core.chat.engine import (
     ChatEngine,

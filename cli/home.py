@@ -10,6 +10,8 @@ import click
 from clawback.core.paths import Paths
 
 if TYPE_CHECKING:  # opening a whole home imports every service: only commands that need it pay
+    from clawback.core.chat.engine import ChatEngine
+    from clawback.core.chat.sessions import ChatSession
     from clawback.core.home import Home
 
 
@@ -49,3 +51,23 @@ def open_index(ctx: click.Context) -> sqlite3.Connection:
         return open_home(ctx).db.conn
     ctx.call_on_close(conn.close)
     return conn
+
+
+def chat_session(engine: ChatEngine, ref: str) -> ChatSession:
+    """The chat session ``ref`` names (``flush``, ``compact``, ``compactions``): a key (its
+    current session), an id or an id prefix."""
+    from clawback.core.errors import NotFoundError
+
+    ref = ref.strip()
+    if ":" in ref:
+        found = engine.store.current(ref)
+        if found is None:
+            raise NotFoundError(f"no chat session for key {ref!r} (see `clawback sessions`)")
+        return found
+    found = engine.store.find(ref)
+    if found is None:
+        raise NotFoundError(
+            f"no clawback chat session {ref!r}: flush and compaction work on sessions of"
+            " `clawback chat` (see `clawback sessions --source native`)"
+        )
+    return found

@@ -75,6 +75,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
     sys.exit(code)
 
 
+def on_a_terminal() -> bool:
+    """A person at both ends: a question can be asked on stdin and its answer seen on stdout."""
+    return bool(sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def waited() -> float:
     """Seconds since this process started: what a person waits for a command, Python's own
     start-up included. Linux says when the process began; elsewhere it counts from when the

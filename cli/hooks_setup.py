@@ -4,7 +4,8 @@
 local scope), keeping everything else in it, with a backup beside it; ``--with-mcp`` also
 registers the memory server (always loaded), so one command connects both. ``uninstall``
 removes only clawback's entries. ``status`` shows what is installed where and how each hook
-last ran. The rules live in :mod:`clawback.core.hooks`.
+last ran. The rules live in :mod:`clawback.core.hooks`; what the entries run is
+``clawback hook <event>`` (:mod:`clawback.cli.hook_events`).
 """
 
 from __future__ import annotations

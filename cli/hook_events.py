@@ -10,7 +10,8 @@ script answers the exact command ``hooks install`` writes without loading click 
 The hidden ``ingest-transcript``, ``embed-new`` and ``flush-session`` are the jobs a hook
 starts apart (each logs how it ended, as a hook does); the
 hidden ``serve`` is the home's warm process (:mod:`clawback.core.warm`), which the
-hooks, ``clawback search`` and ``clawback chat`` start; it logs as ``warm``.
+hooks, ``clawback search`` and ``clawback chat`` start; it logs as ``warm``. Setting these up
+in Claude Code's settings is ``clawback hooks install`` (:mod:`clawback.cli.hooks_setup`).
 """
 
 from __future__ import annotations
