@@ -1,5 +1,6 @@
 """Fixtures the CLI tests share: a home embedded, whose warm process (if a test starts one) is
-stopped after."""
+stopped after; a home holding one chat session (``flush``, ``compact``); a person's Claude Code session
+(``resume``, ``restore``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from clawback.core.warm.server import running, stop
 
 from ..cli_runner import run_cli
 from ..helpers import cc_assistant, cc_user, wait_until, write_lines
+from .claude_code_world import make_world
+from .seeded_chat import seeded_chat
 
 #: the one session the embedded homes hold; the last line is found by meaning alone
 #: ("which caching did we keep, the database one?"), with a real model
@@ -60,3 +63,16 @@ def warm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     home = embedded_home(tmp_path, "hash")
     yield home
     stop_warm(home)
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> tuple[Path, str]:
+    """A home with one indexed chat session of 10 messages: (home, session id)."""
+    return seeded_chat(tmp_path)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    """A user's HOME with a Claude Code session whose working folder exists, and a clawback
+    home configured to read that HOME's Claude Code projects."""
+    return make_world(tmp_path)

@@ -1,4 +1,4 @@
-"""``clawback memory``, ``facts`` and ``process``, end to end (in-process, see ``cli_runner``)."""
+"""``clawback memory``, end to end (in-process, see ``cli_runner``)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,8 @@ import subprocess
 from datetime import date
 from pathlib import Path
 
-import pytest
-from clawback.core.home import Home
-from clawback.core.memory.facts import FactStore, NewFact
-
 from tests.cli_runner import run_cli
 from tests.fake_claude.fixtures import FAKE_CLAUDE
-from tests.memory.test_librarian import PAYLOAD, conversation
 
 
 def run(
@@ -28,9 +23,6 @@ def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr
     return result.stderr
-
-
-# -- memory -----------------------------------------------------------------------------------
 
 
 def test_memory_remember_appends_to_today_and_is_searchable_at_once(tmp_path: Path) -> None:
@@ -109,67 +101,6 @@ def test_memory_check_flags_size_and_broken_links(tmp_path: Path) -> None:
     assert big.returncode == 1 and "25,601 bytes (limit 25,600)" in big.stdout
 
 
-# -- facts --------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def facts_home(tmp_path: Path) -> Path:
-    home = tmp_path / "h"
-    opened = Home.open(home)
-    store = FactStore(opened.db)
-    store.add(NewFact("config", "Billing listens on port 5432", session_id="s1"))
-    store.add(NewFact("config", "Billing listens on port 5433", session_id="s1"))  # supersedes
-    store.add(NewFact("decision", "We use PostgreSQL for billing", "review", session_id="s2"))
-    opened.close()
-    return home
-
-
-def test_facts_list_type_all_json(facts_home: Path) -> None:
-    active = json.loads(run("facts", "--json", home=facts_home).stdout)
-    assert [f["content"] for f in active] == [
-        "We use PostgreSQL for billing",
-        "Billing listens on port 5433",
-    ]
-    assert {"id", "type", "content", "context", "session_id", "message_id", "superseded_by",
-            "edited", "created_at", "source_ts"} <= set(active[0])  # fmt: skip
-    everything = json.loads(run("facts", "--all", "--json", home=facts_home).stdout)
-    assert len(everything) == 3
-    (old,) = [f for f in everything if f["superseded_by"] is not None]
-    assert old["content"] == "Billing listens on port 5432"
-    configs = json.loads(
-        run("facts", "--type", "config", "--all", "--json", home=facts_home).stdout
-    )
-    assert {f["type"] for f in configs} == {"config"} and len(configs) == 2
-    found = json.loads(run("facts", "--search", "postgres*", "--json", home=facts_home).stdout)
-    assert [f["type"] for f in found] == ["decision"]
-
-    text = run("facts", "--all", home=facts_home)
-    assert text.returncode == 0 and "superseded by" in text.stdout and "(review)" in text.stdout
-    assert run("facts", "--type", "gossip", home=facts_home).returncode == 2
-
-
-def test_facts_edit_and_supersede(facts_home: Path) -> None:
-    edited = run(
-        "facts", "edit", "3", "We use PostgreSQL 16 for billing", "--json", home=facts_home
-    )
-    assert edited.returncode == 0, edited.stderr
-    fact = json.loads(edited.stdout)
-    assert fact["edited"] is True and fact["content"] == "We use PostgreSQL 16 for billing"
-
-    replaced = run("facts", "supersede", "3", "We use MySQL for billing", "--json", home=facts_home)
-    assert replaced.returncode == 0, replaced.stderr
-    data = json.loads(replaced.stdout)
-    assert data["superseded"]["superseded_by"] == data["fact"]["id"]
-    assert data["fact"]["edited"] is True and data["fact"]["type"] == "decision"
-    active = json.loads(run("facts", "--type", "decision", "--json", home=facts_home).stdout)
-    assert [f["content"] for f in active] == ["We use MySQL for billing"]
-
-    assert "already superseded" in one_error_line(
-        run("facts", "supersede", "3", "again", home=facts_home)
-    )
-    assert "no fact 99" in one_error_line(run("facts", "edit", "99", "x", home=facts_home))
-
-
 def test_memory_show_takes_a_date_and_suggests_what_is_there(tmp_path: Path) -> None:
     """Issue 22: ``memory show 2026-11-25`` gave no suggestion."""
     home = tmp_path / "h"
@@ -180,47 +111,6 @@ def test_memory_show_takes_a_date_and_suggests_what_is_there(tmp_path: Path) -> 
     assert run("memory", "show", "MEMORY", home=home).stdout == "# Memory\n"
     missing = one_error_line(run("memory", "show", "2026-11-25", home=home))
     assert "no memory file memory/2026-11-25.md (did you mean memory/2026-11-24.md?)" in missing
-
-
-# -- process -------------------------------------------------------------------------------------
-
-
-def test_process_json_and_exit_codes(tmp_path: Path) -> None:
-    home = tmp_path / "h"
-    src = tmp_path / "src" / "proj"
-    conversation(src / "a.jsonl", "a", 3)
-    conversation(src / "b.jsonl", "b", 3)
-    conversation(src / "tiny.jsonl", "tiny", 1)
-    ingested = run("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home)
-    assert ingested.returncode == 0, ingested.stderr
-
-    failed = run("process", "--json", home=home, env={"FAKE_CLAUDE_MODE": "err401"})
-    assert failed.returncode == 1
-    report = json.loads(failed.stdout)
-    assert report["failed"] == 1 and "401" in report["stopped"]
-    assert report["skipped"] == 1  # the short one never needs claude
-
-    payload = json.dumps(PAYLOAD)
-    one = run(
-        "process", "--limit", "1", "--json", home=home, env={"FAKE_CLAUDE_STRUCTURED": payload}
-    )
-    assert one.returncode == 0, one.stderr
-    report = json.loads(one.stdout)
-    assert report["archived"] == 1 and report["failed"] == 0
-    (conv,) = report["conversations"]
-    assert conv["facts"] == {"add": 3, "update": 0, "supersede": 0, "none": 0}
-    assert conv["summary"] == PAYLOAD["summary"] and conv["status"] == "archived"
-
-    rest = run("process", home=home, env={"FAKE_CLAUDE_STRUCTURED": payload})
-    assert rest.returncode == 0, rest.stderr
-    assert "archived" in rest.stdout and "already known" in rest.stdout
-    assert "1 archived, 0 skipped, 0 failed" in rest.stderr
-
-    nothing = run("process", home=home)
-    assert nothing.returncode == 0 and "Nothing to process" in nothing.stderr
-    statuses = json.loads(run("conversations", "--json", home=home).stdout)
-    assert sorted(c["status"] for c in statuses) == ["archived", "archived", "skipped"]
-    assert len(json.loads(run("facts", "--json", home=home).stdout)) == 3
 
 
 def test_workspace_can_be_any_folder(tmp_path: Path) -> None:

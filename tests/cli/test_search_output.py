@@ -15,6 +15,9 @@ import pytest
 from tests.cli_runner import CLAWBACK, run_cli
 from tests.helpers import cc_user, write_lines
 
+from ..cli_runner import run_cli as run
+from .prefix_archive import archive_with_shared_prefixes
+
 SUMMARY = re.compile(r"(\d+) hits? in ([\d.]+) (ms|s), the search itself ([\d.]+) (ms|s)")
 
 
@@ -64,3 +67,20 @@ def test_the_time_said_is_what_the_person_waited(home: Path) -> None:
     said, search = seconds(*found.group(2, 3)), seconds(*found.group(4, 5))
     assert search <= said <= waited + 0.02  # /proc counts in hundredths of a second
     assert said >= waited / 3  # the process's start-up is in it, not the query alone
+
+
+def test_search_hits_name_the_project_that_project_matches(tmp_path: Path) -> None:
+    """Issue 22: hits showed the file key (``x/elsewhere.jsonl``), never the project name."""
+    home = archive_with_shared_prefixes(tmp_path)
+    other = cc_user("elsewhere", "u1", "the greenhouse compost order")
+    other["cwd"] = "/home/u/garden-planner"
+    write_lines(tmp_path / "src2" / "x" / "elsewhere.jsonl", [other])
+    assert (
+        run("ingest", str(tmp_path / "src2"), "--source", "claude-code", home=home).returncode == 0
+    )
+    hits = json.loads(run("search", "compost", "--json", home=home).stdout)
+    assert [hit["project"] for hit in hits] == ["garden-planner"]
+    shown = run("search", "compost", home=home).stdout.splitlines()[0]
+    assert shown.split()[1:3] == ["claude-code", "garden-planner"]
+    narrowed = run("search", "compost", "--project", "garden-planner", "--json", home=home)
+    assert len(json.loads(narrowed.stdout)) == 1
