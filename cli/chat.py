@@ -24,6 +24,7 @@ import contextlib
 import signal
 import sqlite3
 import sys
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from clawback.cli.home import open_home
@@ -44,6 +45,9 @@ from clawback.core.claude.errors import ClaudeError
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.faults import explain
 from clawback.core.home import Home
+
+if TYPE_CHECKING:
+    from clawback.core.chat.turn import ChatTurn
 
 
 def _read_stdin() -> str:
@@ -159,26 +163,23 @@ def _saved_hint(session: ChatSession | None) -> str:
     return f" Your message is saved in session {session.id[:8]} ({session.key})."
 
 
-def _run(
-    engine: ChatEngine,
-    text: str,
-    key: str | None,
-    session_id: str | None,
-    model: str | None,
-    new: bool,
-    as_json: bool,
-) -> TurnOutcome:
-    turn = engine.turn(text, key=key, session_id=session_id, model=model, new=new)
-    wrote = {"reply": False, "ends_with_newline": True}
+class _ReplyPrinter:
+    """What a person sees of a turn: the reply streamed to stdout, what happened besides it as
+    notes on stderr; nothing with ``--json``, which prints the outcome at the end."""
 
-    def show(event: ChatEvent) -> None:
-        if as_json:
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.wrote_reply = False
+        self.ends_with_newline = True
+
+    def show(self, event: ChatEvent) -> None:
+        if self.quiet:
             return
         if isinstance(event, ReplyDelta):
             sys.stdout.write(event.text)
             sys.stdout.flush()
-            wrote["reply"] = True
-            wrote["ends_with_newline"] = event.text.endswith("\n")
+            self.wrote_reply = True
+            self.ends_with_newline = event.text.endswith("\n")
         elif isinstance(event, SessionChanged):
             if event.reason == "stale":
                 note(f"The last session went stale; started a new one ({event.session.id[:8]}).")
@@ -189,67 +190,102 @@ def _run(
         elif isinstance(event, ToolCalled):
             note(f"⚙ {event.summary}")
 
-    stopped_by: list[signal.Signals] = []
+    def end(self) -> None:
+        """The prompt comes back on a line of its own, however the reply ended."""
+        if self.wrote_reply and not self.ends_with_newline:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
 
-    def stop(sig: signal.Signals) -> None:
-        """SIGTERM and SIGHUP end a turn as Ctrl-C does: claude stopped, the partial kept."""
-        stopped_by.append(sig)
-        if main is not None:
-            main.cancel()
 
-    main: asyncio.Task[TurnOutcome] | None = None
+class _Stopper:
+    """SIGTERM and SIGHUP end a turn as Ctrl-C does: claude stopped, the partial kept."""
 
-    async def go() -> TurnOutcome:
-        nonlocal main
-        main = asyncio.current_task()
+    def __init__(self) -> None:
+        self.stopped_by: list[signal.Signals] = []
+        self._task: asyncio.Task[TurnOutcome] | None = None
+
+    def install(self) -> None:
+        """Called from the turn's task, which a signal then cancels."""
+        self._task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, stop, sig)
-        try:
-            async for event in turn:
-                show(event)
-        finally:
-            if wrote["reply"] and not wrote["ends_with_newline"]:
-                sys.stdout.write("\n")
-                sys.stdout.flush()
-        assert turn.outcome is not None
-        # Fact extraction started by an automatic compaction must finish before the process
-        # ends; asyncio.run would otherwise cancel it.
-        drain = getattr(engine.hooks, "drain", None)
-        if drain is not None:
-            await drain()
-        return turn.outcome
+                loop.add_signal_handler(sig, self._stop, sig)
 
+    def _stop(self, sig: signal.Signals) -> None:
+        self.stopped_by.append(sig)
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _stream(
+    engine: ChatEngine, turn: ChatTurn, printer: _ReplyPrinter, stopper: _Stopper
+) -> TurnOutcome:
+    """Run the turn, printing its events as they come; its outcome once all is written."""
+    stopper.install()
     try:
-        outcome = asyncio.run(go())
-    except ClaudeError as exc:
-        if as_json and turn.outcome is not None:
-            print_json({**turn.outcome.to_json(), "is_error": True, "error": str(exc)})
-        fail(str(exc) + _saved_hint(turn.session), exc.exit_code)
-    except KeyboardInterrupt:
-        fail(
-            "cancelled; what streamed so far is kept as a partial reply."
-            + _saved_hint(turn.session),
-            130,
-        )
-    except asyncio.CancelledError:
-        sig = stopped_by[0] if stopped_by else signal.SIGINT
-        fail(
-            f"stopped by {sig.name}; what streamed so far is kept as a partial reply."
-            + _saved_hint(turn.session),
-            128 + sig.value,
-        )
-    except Exception as exc:  # a bug: the turn is recorded with a note; one line, no traceback
-        if as_json and turn.outcome is not None:
-            print_json({**turn.outcome.to_json(), "is_error": True, "error": repr(exc)})
-        said = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, (sqlite3.Error, OSError)):  # a full disk, a read-only home: say so
-            said = explain(exc, engine.paths.database)
-        fail(f"the turn failed: {said}" + _saved_hint(turn.session), 1)
+        async for event in turn:
+            printer.show(event)
+    finally:
+        printer.end()
+    assert turn.outcome is not None
+    # Fact extraction started by an automatic compaction must finish before the process
+    # ends; asyncio.run would otherwise cancel it.
+    drain = getattr(engine.hooks, "drain", None)
+    if drain is not None:
+        await drain()
+    return turn.outcome
+
+
+def _run(
+    engine: ChatEngine,
+    text: str,
+    key: str | None,
+    session_id: str | None,
+    model: str | None,
+    new: bool,
+    as_json: bool,
+) -> TurnOutcome:
+    turn = engine.turn(text, key=key, session_id=session_id, model=model, new=new)
+    stopper = _Stopper()
+    try:
+        outcome = asyncio.run(_stream(engine, turn, _ReplyPrinter(quiet=as_json), stopper))
+    except (Exception, KeyboardInterrupt, asyncio.CancelledError) as exc:
+        _turn_failed(exc, engine, turn, as_json, stopper.stopped_by)
     if outcome.cancelled:
         note("Cancelled; the partial reply is kept." + _saved_hint(turn.session))
     return outcome
+
+
+def _turn_failed(
+    exc: BaseException,
+    engine: ChatEngine,
+    turn: ChatTurn,
+    as_json: bool,
+    stopped_by: list[signal.Signals],
+) -> NoReturn:
+    """One line for how a turn ended early, and the exit code that says so; the message is in
+    the transcript by then, and the line says where."""
+    saved = _saved_hint(turn.session)
+    if isinstance(exc, ClaudeError):
+        if as_json and turn.outcome is not None:
+            print_json({**turn.outcome.to_json(), "is_error": True, "error": str(exc)})
+        fail(str(exc) + saved, exc.exit_code)
+    if isinstance(exc, KeyboardInterrupt):
+        fail("cancelled; what streamed so far is kept as a partial reply." + saved, 130)
+    if isinstance(exc, asyncio.CancelledError):
+        sig = stopped_by[0] if stopped_by else signal.SIGINT
+        fail(
+            f"stopped by {sig.name}; what streamed so far is kept as a partial reply." + saved,
+            128 + sig.value,
+        )
+    # A bug: the turn is recorded with a note; one line, no traceback.
+    if as_json and turn.outcome is not None:
+        print_json({**turn.outcome.to_json(), "is_error": True, "error": repr(exc)})
+    said = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (sqlite3.Error, OSError)):  # a full disk, a read-only home: say so
+        said = explain(exc, engine.paths.database)
+    fail(f"the turn failed: {said}" + saved, 1)
 
 
 def _dry_run(
