@@ -20,6 +20,22 @@ if TYPE_CHECKING:
 
 
 def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """The palette's entries, in the order it lists them."""
+    yield from _panes(app)
+    yield from _chat_memory(app)
+    yield SystemCommand("Help: keys", "Every key in the app (F1, ?)", app.action_help)
+    yield SystemCommand(
+        "Ingest sources",
+        "Index new and changed transcripts from every source",
+        lambda: background.ingest(app),
+    )
+    yield from _sessions_list(app)
+    yield from _open_session(app)
+    yield from _memory_files(app)
+
+
+def _panes(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """Going to each pane, the chat, and the sessions list shown or hidden."""
     yield SystemCommand(
         "Search",
         "Live search across every session (Ctrl+F, /)",
@@ -45,6 +61,11 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
     yield SystemCommand(
         "New chat session", "Start a native chat session (Ctrl+N)", app.action_new_chat
     )
+
+
+def _chat_memory(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """A chat session's memory work, each through the compaction pane (which says when the open
+    session has none)."""
     yield SystemCommand(
         "Go to compaction",
         "Token usage, flush, compaction ledger and facts of the chat session (F6)",
@@ -66,13 +87,10 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         "Edit a knowledge fact", "Correct what clawback learned from the chat session (e)",
         lambda: lifecycle("edit_fact"),
     )  # fmt: skip
-    yield SystemCommand("Help: keys", "Every key in the app (F1, ?)", app.action_help)
-    yield SystemCommand(
-        "Ingest sources",
-        "Index new and changed transcripts from every source",
-        lambda: background.ingest(app),
-    )
 
+
+def _sessions_list(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """The sessions list narrowed to a project or a source."""
     sessions = app.panes.sessions
 
     async def in_sessions(action: str) -> None:
@@ -88,6 +106,9 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
         lambda: in_sessions("cycle_source"),
     )
 
+
+def _open_session(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """What can be done with the open session and the focused message, when there are."""
     transcript = app.panes.transcript
     if transcript.session is not None:
         yield SystemCommand(
@@ -111,6 +132,9 @@ def app_commands(app: ClawbackApp) -> Iterable[SystemCommand]:
             "Copy message", "Copy the focused message to the clipboard", focused.action_copy
         )
 
+
+def _memory_files(app: ClawbackApp) -> Iterable[SystemCommand]:
+    """Today's daily note, and saving or reloading the open memory file."""
     memory = app.panes.memory
 
     async def new_daily() -> None:
