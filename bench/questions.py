@@ -83,10 +83,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.embedding
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.chat.recall import asked, recall, recall_terms, search_archive
 from clawback.core.config import HooksConfig
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home
+from clawback.core.recall import asked, recall, recall_terms, search_archive
 from clawback.core.search.candidates import LOOSE_FLOOR
 from clawback.core.search.engine import search
 from clawback.core.search.filters import CONVERSATIONAL

@@ -40,7 +40,6 @@ from clawback.core.chat.prompt import (
     assemble,
     system_prompt_for,
 )
-from clawback.core.chat.recall import FactsProvider, RecallBlock, recall
 from clawback.core.chat.sessions import (
     ChatSession,
     Clock,
@@ -59,6 +58,7 @@ from clawback.core.claude.runner import ClaudeRunner, TurnResult
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths
+from clawback.core.recall import FactsProvider, RecallBlock, recall
 from clawback.core.safejson import clean_text
 from clawback.core.search import NearestChunks
 from clawback.core.timeutil import normalize_ts

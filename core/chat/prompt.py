@@ -8,7 +8,7 @@ conversation) carries the conversation in its prompt. Order:
 and on stdin:
 
 2. the latest compaction summary, if any (``<conversation-summary>``);
-3. the ``<recalled-context source="memory">`` block (:mod:`clawback.core.chat.recall`);
+3. the ``<recalled-context source="memory">`` block (:mod:`clawback.core.recall`);
 4. the messages since the last compaction (``<conversation-history>``);
 5. the new message (``<current-message>``). A first turn with nothing before it is sent as the
    bare message.
@@ -38,8 +38,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from clawback.core.chat.recall import RecallBlock, recall_cap, recall_terms
 from clawback.core.config import ChatConfig
+from clawback.core.recall import RecallBlock, recall_cap, recall_terms
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.timeutil import normalize_ts
 from clawback.core.tokens import estimate_tokens

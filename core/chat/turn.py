@@ -34,7 +34,6 @@ from clawback.core.chat.events import (
 )
 from clawback.core.chat.live import LiveConversation, LiveConversations, LiveTurn, ProcessSpec
 from clawback.core.chat.prompt import AssembledPrompt, History
-from clawback.core.chat.recall import strip_recalled
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.spend import usage_json
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
@@ -55,6 +54,7 @@ from clawback.core.formats.native import (
     tool_call_event,
     tool_call_summary,
 )
+from clawback.core.recall import strip_recalled
 from clawback.core.timeutil import format_ts
 
 __all__ = ["ChatTurn", "TurnHost", "TurnPlan"]

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clawback.core.archive.sessions import project_name
-from clawback.core.chat.recall import CLOSE_TAG
 from clawback.core.db import connect_reader
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.locks import flush_running
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS, Answer, HookContext
+from clawback.core.recall import CLOSE_TAG
 from clawback.core.text.fields import prompt_field
 from clawback.core.text.wrappers import neutralise_wrappers
 from clawback.core.tokens import CHARS_PER_TOKEN

@@ -1,6 +1,6 @@
 """``user-prompt``: the recall block for the prompt Claude Code is about to send.
 
-The block is built by :func:`~clawback.core.chat.recall.recall`, the same function clawback's
+The block is built by :func:`~clawback.core.recall.recall`, the same function clawback's
 own chat uses (the prompt's words OR-ed and ranked by BM25, the knowledge facts, and, where the
 archive has vectors, the fragments and facts closest in meaning), within
 ``hooks.recall_tokens``, with two rules for a tool that speaks on every prompt: the current

@@ -1,7 +1,7 @@
 """The recall block for one prompt, wherever it is built.
 
 :func:`recall_for_prompt` is what every path of the ``user-prompt`` hook ends in: clawback's
-chat recall (:func:`~clawback.core.chat.recall.recall`) with the hook's rules (the session's own
+chat recall (:func:`~clawback.core.recall.recall`) with the hook's rules (the session's own
 lines left out, the relevance floor, ``hooks.recall_tokens``), framed as reference. It runs in
 the warm process with the vectors it holds (:func:`in_warm`), or in the hook's own process by
 words alone (:func:`by_words`) or with the vectors loaded there (:func:`in_process`,
@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import sqlite3
 
-from clawback.core.chat.recall import recall
 from clawback.core.db import connect_reader
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.memory.facts import facts_for_recall
+from clawback.core.recall import recall
 from clawback.core.search import LOOSE_FLOOR, NearestChunks
 
 PROMPT_CHARS = 4_000  # read of a prompt: its first and last halves of this

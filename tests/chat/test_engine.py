@@ -20,7 +20,6 @@ from clawback.core.chat.engine import (
     TurnFinished,
     TurnOutcome,
 )
-from clawback.core.chat.recall import RecalledFact, build_recall_block
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import (
@@ -38,6 +37,7 @@ from clawback.core.claude.errors import (
 from clawback.core.errors import UsageError
 from clawback.core.formats.native import compaction_event
 from clawback.core.home import Home
+from clawback.core.recall import RecalledFact, build_recall_block
 from clawback.core.search.engine import search
 
 from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 from clawback.core.chat.engine import ChatEngine, LiveConversations, ReplyDelta, TurnFinished
-from clawback.core.chat.recall import RecalledFact
 from clawback.core.chat.transcript import Transcript
 from clawback.core.claude.errors import ClaudeKilled, ClaudeOverloaded, ClaudeTimeout
 from clawback.core.formats.native import compaction_event
 from clawback.core.home import Home
+from clawback.core.recall import RecalledFact
 from clawback.core.timeutil import format_ts
 
 from tests.fake_claude.fixtures import (  # noqa: F401  (fixtures)

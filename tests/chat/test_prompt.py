@@ -15,8 +15,8 @@ from clawback.core.chat.prompt import (
     render_message,
     smart_trim,
 )
-from clawback.core.chat.recall import RecallBlock, RecalledFact, build_recall_block
 from clawback.core.config import ChatConfig
+from clawback.core.recall import RecallBlock, RecalledFact, build_recall_block
 from clawback.core.tokens import estimate_tokens
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawback.core.chat.recall import CANDIDATES, CLOSE_TAG, OPEN_TAG
+from clawback.core.recall import CANDIDATES, CLOSE_TAG, OPEN_TAG
 
 from tests.helpers import cc_user, write_lines
 

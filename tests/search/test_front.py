@@ -15,7 +15,7 @@ from clawback.core.search.front import NOTHING, as_you_type, by_meaning, default
 from tests.search_doubles import small_index
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENTS = ["cli/search.py", "tui/store.py", "core/mcp/tools.py", "core/chat/recall.py"]
+CLIENTS = ["cli/search.py", "tui/store.py", "core/mcp/tools.py", "core/recall/finding.py"]
 RANKING = {"search", "fuse", "fuse_weighted", "fuse_rrf", "first_page", "admit", "plan_query"}
 
 

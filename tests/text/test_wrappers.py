@@ -6,8 +6,8 @@ import re
 
 import pytest
 from clawback.core.chat.prompt import ContextMessage, History, assemble
-from clawback.core.chat.recall import RecallHit, build_recall_block
 from clawback.core.config import ChatConfig
+from clawback.core.recall import RecallHit, build_recall_block
 from clawback.core.text.wrappers import PROMPT_WRAPPERS, neutralise_wrappers
 
 FORGED = (

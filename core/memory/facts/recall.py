@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import functools
 
-from clawback.core.chat.recall import FactsProvider, RecalledFact
 from clawback.core.db import Queryable
 from clawback.core.memory.facts.records import Fact
 from clawback.core.memory.facts.rules import recall_words
 from clawback.core.memory.facts.store import ranked_facts
+from clawback.core.recall import FactsProvider, RecalledFact
 from clawback.core.search import score_from_rank
 
 RECALL_LIMIT = 8

@@ -9,11 +9,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from clawback.core.chat.recall import recall
 from clawback.core.home import Home
 from clawback.core.mcp.reader import Reader
 from clawback.core.memory.facts import FactStore, NewFact
 from clawback.core.memory.facts.recall import facts_provider
+from clawback.core.recall import recall
 
 from tests.helpers import cc_assistant, cc_user, write_lines
 

@@ -6,7 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from clawback.core.chat.recall import (
+from clawback.core.chat.transcript import Transcript
+from clawback.core.formats.native import message_event, session_header
+from clawback.core.home import Home
+from clawback.core.recall import (
     CLOSE_TAG,
     OPEN_TAG,
     RecalledFact,
@@ -18,9 +21,6 @@ from clawback.core.chat.recall import (
     recall_terms,
     strip_recalled,
 )
-from clawback.core.chat.transcript import Transcript
-from clawback.core.formats.native import message_event, session_header
-from clawback.core.home import Home
 from clawback.core.search.engine import SearchFilters
 from clawback.core.search.front import find
 from clawback.core.tokens import estimate_tokens

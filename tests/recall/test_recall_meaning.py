@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 import sqlite_utils
-from clawback.core.chat.recall import recall
 from clawback.core.db import write_transaction
 from clawback.core.embeddings.chunks import fact_text
 from clawback.core.errors import ClawbackError
+from clawback.core.recall import recall
 from clawback.core.search.hybrid import ANSWER_FLOOR
 
 from tests.search_doubles import FixedNearest, small_index
