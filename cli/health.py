@@ -17,6 +17,7 @@ from clawback.cli.output import escape, out, print_json
 
 if TYPE_CHECKING:
     from clawback.core.config import EmbeddingsConfig
+    from clawback.core.ingest.health import Health
 
 
 @click.command(name="health")
@@ -52,6 +53,17 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             {**report.to_json(), "embeddings": embeddings, "hooks": hooks, "gateways": gateways}
         )
         return
+    _print_files(report)
+    _print_skipped_lines(report)
+    _print_embeddings(vectors, home.config.embeddings)
+    _print_hooks(hook_runs, hook_failures)
+    _print_warm(warm, home.config.hooks.warm_minutes)
+    _print_gateway(gateway, home.paths.gateway / "telegram")
+    _print_claude(report)
+
+
+def _print_files(report: Health) -> None:
+    """The database, what each source holds, and the files that need a look."""
     out.print(f"[bold]Database[/] {report.database} ({report.database_bytes / 1_048_576:.1f} MB)")
     for source, counts in sorted(report.sources.items()):
         parts = ", ".join(f"{v or 0} {k.replace('_', ' ')}" for k, v in counts.items())
@@ -70,8 +82,12 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
         out.print("[bold]Files ending in an unfinished line[/] (being written, or cut off)")
         for item in report.incomplete_tails:
             out.print(f"  {escape(item['path'])}: last {item['bytes']:,} bytes not indexed")
+
+
+def _print_skipped_lines(report: Health) -> None:
+    """Every reason a line was skipped, every line the report names (the first
+    SKIPPED_LINES_SHOWN), and the conversations by status."""
     out.print(f"[bold]Skipped lines[/] {report.skipped_lines}")
-    # Every reason, and every line the report names (the first SKIPPED_LINES_SHOWN).
     for reason, n in report.skipped_reasons.items():
         out.print(f"  {n:6}  {escape(reason)}")
     for item in report.skipped_line_list:
@@ -84,10 +100,10 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
             "[bold]Conversations[/] "
             + ", ".join(f"{n} {status}" for status, n in sorted(report.conversations.items()))
         )
-    _print_embeddings(vectors, home.config.embeddings)
-    _print_hooks(hook_runs, hook_failures)
-    _print_warm(warm, home.config.hooks.warm_minutes)
-    _print_gateway(gateway, home.paths.gateway / "telegram")
+
+
+def _print_claude(report: Health) -> None:
+    """Which `claude` chats and processing would run, or how to install it."""
     if report.claude_path:
         out.print(f"[bold]claude[/] {report.claude_path} ({report.claude_version or 'unknown'})")
     else:
