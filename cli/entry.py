@@ -3,9 +3,10 @@
 Claude Code runs ``clawback --home H hook <event>`` at every event, the ``user-prompt`` one on
 every prompt, and ``clawback mcp`` with every session, waiting for its handshake; click with
 the command table is a fifth of such a run. So exactly those shapes (what ``clawback hooks
-install`` and ``clawback mcp install`` write), and ``clawback --version``, are answered here
-with only what they need; anything else, including the same command with any other option,
-goes to :func:`clawback.cli.main.main`.
+install`` and ``clawback mcp install`` write), ``clawback --version``, and ``clawback ingest``
+(``--json``) when nothing changed (what a scheduled run mostly finds), are answered here with
+only what they need; anything else, including the same command with any other option, goes to
+:func:`clawback.cli.main.main`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def _direct_call(args: list[str]) -> tuple[str | None, list[str]] | None:
         home, args = args[0].partition("=")[2], args[1:]
     if len(args) == 2 and args[0] == "hook" and not args[1].startswith("-"):
         return home, args
-    if args == ["mcp"]:
+    if args == ["mcp"] or args in (["ingest"], ["ingest", "--json"]):
         return home, args
     return None
 
@@ -49,6 +50,30 @@ def answer_event(name: str, home: str | Path | None, *, whole_process: bool = Tr
     answer(name, None if home is None else str(home), here, whole_process=whole_process)
 
 
+def unchanged_ingest(home: str | None, *, as_json: bool) -> bool:
+    """Print what ``clawback ingest`` prints when no configured source changed, and say so;
+    ``False`` (nothing printed) when something did or the quick look cannot tell: then the
+    full command runs, and says what is wrong if anything is."""
+    try:
+        from clawback.core.ingest.unchanged import unchanged_rescan
+        from clawback.core.paths import Paths
+
+        stats = unchanged_rescan(Paths.resolve(home))
+    except Exception:  # the full command meets it again, and reports it
+        return False
+    if stats is None or (stats.known_skips and not as_json and sys.stderr.isatty()):
+        return False  # a terminal gets the note in the full command's dim style
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(stats.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        return True
+    sys.stdout.write(stats.summary() + "\n")
+    if stats.known_skips:
+        sys.stderr.write(stats.known_skips_note() + "\n")
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args in (["--version"], ["-V"]):  # what click would print, without click
@@ -65,11 +90,15 @@ def main(argv: list[str] | None = None) -> None:
 
             serve_mcp(home)
             return
-        from clawback.core.hooks.client import HOOK_NAMES
+        if rest[0] == "ingest":
+            if unchanged_ingest(home, as_json=rest[1:] == ["--json"]):
+                return
+        else:
+            from clawback.core.hooks.client import HOOK_NAMES
 
-        if rest[1] in HOOK_NAMES:
-            answer_event(rest[1], home)
-            return
+            if rest[1] in HOOK_NAMES:
+                answer_event(rest[1], home)
+                return
     from clawback.cli.main import main as click_main
 
     click_main(argv)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
 from clawback.core.timeutil import format_ts, parse_ts
+
+if TYPE_CHECKING:  # an unchanged re-scan asks any_ripe() without loading sqlite-utils
+    import sqlite_utils
 
 OPEN_STATUSES = ("active", "ready")
 
@@ -144,11 +146,22 @@ class ConversationTracker:
         self._touched.clear()
 
 
+_RIPE = "status = 'active' AND ended_at < ?"  # a gap has elapsed since it ended
+
+
 def refresh_ready(conn: Any, gap_minutes: int, now: datetime | None = None) -> int:
     """Mark ``active`` conversations whose gap has elapsed as ``ready``; returns how many."""
-    cutoff = format_ts((now or datetime.now(UTC)) - timedelta(minutes=gap_minutes))
     cursor = conn.execute(
-        "UPDATE conversations SET status = 'ready' WHERE status = 'active' AND ended_at < ?",
-        (cutoff,),
+        f"UPDATE conversations SET status = 'ready' WHERE {_RIPE}", (_cutoff(gap_minutes, now),)
     )
     return int(cursor.rowcount)
+
+
+def any_ripe(conn: Any, gap_minutes: int) -> bool:
+    """Would :func:`refresh_ready` mark any conversation now? (A read, for an idle re-scan.)"""
+    query = f"SELECT 1 FROM conversations WHERE {_RIPE} LIMIT 1"
+    return conn.execute(query, (_cutoff(gap_minutes, None),)).fetchone() is not None
+
+
+def _cutoff(gap_minutes: int, now: datetime | None) -> str:
+    return format_ts((now or datetime.now(UTC)) - timedelta(minutes=gap_minutes))

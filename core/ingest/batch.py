@@ -18,7 +18,8 @@ from clawback.core.archive.catalog import refresh_session
 from clawback.core.archive.conversations import ConversationTracker
 from clawback.core.archive.kept import KeptCopies
 from clawback.core.db import write_transaction
-from clawback.core.ingest.file_reader import ROW_COLUMNS, FilePart, WorkItem, merge_meta
+from clawback.core.ingest.file_reader import ROW_COLUMNS, FilePart, merge_meta
+from clawback.core.ingest.sources import WorkItem
 from clawback.core.records import SessionMeta, Source
 from clawback.core.timeutil import normalize_ts
 from clawback.core.usage import index as usage_index

@@ -13,7 +13,6 @@ second job.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from clawback.core.archive.kept import LineKeeper
 from clawback.core.archive.refs import short_key
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.sources import WorkItem, is_quiet
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source, TokenUsage
 from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts
@@ -31,7 +30,6 @@ from clawback.core.usage.index import UsageRow, id_key
 
 PREFIX_WINDOW = 4096  # bytes hashed at each end of what was read (see window_hash)
 BATCH_LINES = 4000  # lines per commit: bounds memory and lock hold time on huge files
-QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
 TALKERS = (Role.USER, Role.ASSISTANT)  # whose lines count toward a conversation's size
 # An enum member's ``.value`` is a Python-level property: a dict lookup is cheaper per row.
 _VALUE: dict[Role | Kind, str] = {member: member.value for member in (*Role, *Kind)}
@@ -47,16 +45,6 @@ Row = tuple[Any, ...]
 # ``other`` is None for the file's own session, "" for a summary waiting to learn which session
 # it titles, else another session's id (a file mixing sessions).
 ShapedLine = tuple[int, str | None, float | None, str | None, bool, list[Row]]
-
-
-@dataclass
-class WorkItem:
-    root: SourceRoot
-    path: Path
-    source: Source
-    key: str
-    size: int
-    mtime: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +99,6 @@ def window_hash(path: Path, offset: int) -> str | None:
             handle.seek(max(PREFIX_WINDOW, offset - PREFIX_WINDOW))
             digest.update(handle.read(offset - max(PREFIX_WINDOW, offset - PREFIX_WINDOW)))
     return digest.hexdigest()
-
-
-def is_quiet(item: WorkItem) -> bool:
-    """Unchanged for ``QUIET_SECONDS``: a writer that left a line unterminated is done."""
-    return time.time() - item.mtime >= QUIET_SECONDS
 
 
 def counts_as_message(entries: list[Entry], force_sidechain: bool = False) -> bool:

@@ -41,13 +41,13 @@ from clawback.core.formats.detect import detect_file
 from clawback.core.formats.openclaw import load_session_store
 from clawback.core.ingest import repair
 from clawback.core.ingest.batch import FileBatch, FileState
-from clawback.core.ingest.file_reader import FilePart, FileReader, Start, WorkItem, is_quiet
+from clawback.core.ingest.file_reader import FilePart, FileReader, Start
 from clawback.core.ingest.memory_files import ingest_memory_file
 from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions
 from clawback.core.ingest.plan import copy_lacks_start, read_ahead, starts_over
 from clawback.core.ingest.problems import record_skipped_files
-from clawback.core.ingest.scan import mark_missing, scan
-from clawback.core.ingest.sources import SourceRoot, configured_roots
+from clawback.core.ingest.scan import gone_files, scan
+from clawback.core.ingest.sources import SourceRoot, WorkItem, configured_roots, is_quiet
 from clawback.core.ingest.stats import IngestStats, Progress, ProgressFactory
 from clawback.core.ingest.usage_backfill import read_back_usage
 from clawback.core.locking import WriterLock
@@ -137,7 +137,7 @@ class Ingestor:
     def mark_missing(self, *, full: bool = False) -> int:
         """Flag files the last scan did not find and that no longer exist; ``full``: that
         scan walked every configured source."""
-        return mark_missing(self.db, self.lock, self.seen, full=full)
+        return repair.mark_missing(self.db, self.lock, gone_files(self.db, self.seen, full=full))
 
     def ingest(
         self,

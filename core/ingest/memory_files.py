@@ -13,8 +13,8 @@ from collections.abc import Callable
 import sqlite_utils
 from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
-from clawback.core.ingest.file_reader import WorkItem
 from clawback.core.ingest.repair import forget_file
+from clawback.core.ingest.sources import WorkItem
 from clawback.core.ingest.stats import IngestStats
 from clawback.core.text.cjk import cjk_bigrams
 from clawback.core.text.splitting import markdown_blocks

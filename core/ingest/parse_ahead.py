@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from clawback.core.ingest.file_reader import FilePart, FileReader, Start, WorkItem, window_hash
+from clawback.core.ingest.file_reader import FilePart, FileReader, Start, window_hash
+from clawback.core.ingest.sources import WorkItem
 
 MIN_BYTES = 16 * 1024 * 1024  # less to read than this: the worker's start-up (~0.1 s) wins
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a bigger file is read here, a part at a time (memory)

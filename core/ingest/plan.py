@@ -13,13 +13,14 @@ from contextlib import AbstractContextManager, nullcontext
 
 import sqlite_utils
 from clawback.core.ingest.batch import FileState
-from clawback.core.ingest.file_reader import Start, WorkItem, window_hash
+from clawback.core.ingest.file_reader import Start, window_hash
 from clawback.core.ingest.parse_ahead import (
     ParseAhead,
     ReadOptions,
     worth_handing_over,
     worth_it,
 )
+from clawback.core.ingest.sources import WorkItem
 from clawback.core.records import Source
 
 

@@ -12,8 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from clawback.core.ingest.file_reader import WorkItem
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.sources import SourceRoot, WorkItem
 from clawback.core.timeutil import now_ts
 
 
@@ -37,7 +36,7 @@ def record_skipped_files(
         if root.only:
             paths += [seal(str(path)) for path in root.only]
         else:
-            prefix = seal(str(root.root)).rstrip(os.sep) + os.sep
+            prefix = root_prefix(root, seal)
             conn.execute(
                 "DELETE FROM skipped_files WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
             )
@@ -48,6 +47,20 @@ def record_skipped_files(
         [(path, reason, stamp) for path, reason in skipped],
     )
     return known
+
+
+def root_prefix(root: SourceRoot, seal: Callable[[str], str]) -> str:
+    """How the paths of files under ``root`` begin in ``skipped_files``."""
+    return seal(str(root.root)).rstrip(os.sep) + os.sep
+
+
+def recorded_under(
+    conn: Any, roots: Iterable[SourceRoot], seal: Callable[[str], str]
+) -> set[tuple[str, str]]:
+    """The ``(path, reason)`` rows a scan of ``roots`` would replace (whole roots only)."""
+    prefixes = tuple(root_prefix(root, seal) for root in roots if not root.only)
+    rows = conn.execute("SELECT path, reason FROM skipped_files").fetchall()
+    return {(path, reason) for path, reason in rows if path.startswith(prefixes)}
 
 
 def skipped_files(db: Any) -> list[dict[str, str]]:

@@ -4,7 +4,8 @@ Entries and the offset that produced them commit together, so a file's committed
 last line say exactly what of it the index holds. A process killed mid-file leaves
 ``status = 'ingesting'`` (:func:`recover_interrupted` finishes that on the next start); a file
 that failed is rolled back by :func:`roll_back` at once; a file read again from its start is
-emptied by :func:`forget_file`. Nothing here reads a source file.
+emptied by :func:`forget_file`; a file gone from disk is flagged by :func:`mark_missing`, its
+entries kept. Nothing here reads a source file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import sqlite_utils
 from clawback.core.archive.catalog import refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
+from clawback.core.ingest.scan import GoneFile
+from clawback.core.locking import WriterLock
 from clawback.core.usage import index as usage_index
 
 
@@ -105,3 +108,24 @@ def forget_file(conn: Any, state: FileState, recount: set[str] | None = None) ->
     )
     state.offset = state.last_line = state.size = state.kept_bytes = 0
     state.prefix_hash = None
+
+
+def mark_missing(db: sqlite_utils.Database, lock: WriterLock, gone: list[GoneFile]) -> int:
+    """Flag ``gone`` files (see :func:`.scan.gone_files`) and recount their sessions; returns
+    how many. The entries stay: a deleted transcript's session remains searchable."""
+    if not gone:
+        return 0
+    with lock, write_transaction(db) as conn:
+        conn.executemany("UPDATE files SET missing = 1 WHERE id = ?", [(g.id,) for g in gone])
+        sessions = {g.session_id for g in gone if g.session_id}
+        for file in gone:  # the other sessions a shared file held
+            sessions.update(
+                found
+                for (found,) in conn.execute(
+                    "SELECT DISTINCT session_id FROM entries WHERE file_id = ?", (file.id,)
+                )
+                if found
+            )
+        for session_id in sessions:
+            refresh_session(conn, session_id)
+    return len(gone)

@@ -3,7 +3,8 @@
 An unchanged re-scan of 10,000 files must stay a directory walk plus one ``stat`` each, so
 :func:`scan` reads every ``files`` row once up front and compares sizes (and, for memory files,
 mtimes) in memory. A file is ``(source, key)``; what it was found as is kept in
-:attr:`Scan.seen` so :func:`mark_missing` can tell what a full scan no longer found.
+:attr:`Scan.seen` so :func:`gone_files` can tell what a full scan no longer found. Nothing here
+writes, so an unchanged re-scan (:mod:`.unchanged`) reads through a plain connection.
 """
 
 from __future__ import annotations
@@ -14,18 +15,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sqlite_utils
-from clawback.core.archive.catalog import refresh_session
-from clawback.core.db import write_transaction
+from clawback.core.db import Queryable
 from clawback.core.formats.detect import WORKFLOW_JOURNAL, is_workflow_journal
-from clawback.core.ingest.file_reader import QUIET_SECONDS, WorkItem
-from clawback.core.ingest.sources import SourceRoot, stored_key
+from clawback.core.ingest.sources import QUIET_SECONDS, SourceRoot, WorkItem, stored_key
 from clawback.core.ingest.stats import IngestStats
-from clawback.core.locking import WriterLock
 from clawback.core.records import Source
 from clawback.core.text.masking import MASK
 
 DetectFile = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
+
+
+@dataclass(frozen=True)
+class GoneFile:
+    id: int
+    session_id: str | None
 
 
 @dataclass
@@ -35,7 +38,7 @@ class Scan:
 
 
 def scan(
-    db: sqlite_utils.Database,
+    db: Queryable,
     roots: Iterable[SourceRoot],
     *,
     reimport: bool,
@@ -80,7 +83,11 @@ def scan(
                 stats.unsupported_files += 1
                 problems.append((path, WORKFLOW_JOURNAL))
                 continue
-            key = stored_key(raw_key, seal)  # no secret in the index, never two files in one
+            # A key the index holds as itself was stored unmasked: masking it again (the scan's
+            # main cost) would give it back. Keys stored masked hold MASK; no raw key does.
+            known_raw = raw_key in known_keys and MASK not in raw_key
+            # No secret in the index, never two files in one:
+            key = raw_key if known_raw else stored_key(raw_key, seal)
             known = states.get((source.value, key))
             found.seen.add((source.value, key))
             if (
@@ -99,38 +106,16 @@ def scan(
     return found
 
 
-def mark_missing(
-    db: sqlite_utils.Database, lock: WriterLock, seen: set[tuple[str, str]], *, full: bool
-) -> int:
-    """Flag files (and sessions all of whose files) no longer exist; returns files flagged.
+def gone_files(db: Queryable, seen: set[tuple[str, str]], *, full: bool) -> list[GoneFile]:
+    """Files the index holds as present that the scan did not find and that no longer exist.
 
     ``seen`` is what the scan found; ``full`` says it walked every configured source. A path
     stored masked cannot be looked up on disk, so only a full scan that did not find it calls
-    it gone. The entries stay: a deleted transcript's session remains browsable and searchable.
+    it gone.
     """
-    rows = list(
-        db.query("SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0")
-    )
-    gone = [
-        row
-        for row in rows
-        if (row["source"], row["file_key"]) not in seen
-        and not os.path.exists(row["path"])
-        and (full or MASK not in row["path"])
+    rows = db.execute("SELECT id, source, file_key, path, session_id FROM files WHERE missing = 0")
+    return [
+        GoneFile(file_id, session_id)
+        for file_id, source, key, path, session_id in rows.fetchall()
+        if (source, key) not in seen and not os.path.exists(path) and (full or MASK not in path)
     ]
-    if not gone:
-        return 0
-    with lock, write_transaction(db) as conn:
-        conn.executemany("UPDATE files SET missing = 1 WHERE id = ?", [(r["id"],) for r in gone])
-        sessions = {r["session_id"] for r in gone if r["session_id"]}
-        for row in gone:  # the other sessions a shared file held
-            sessions.update(
-                found
-                for (found,) in conn.execute(
-                    "SELECT DISTINCT session_id FROM entries WHERE file_id = ?", (row["id"],)
-                )
-                if found
-            )
-        for session_id in sessions:
-            refresh_session(conn, session_id)
-    return len(gone)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ Problems = list[tuple[str, str]]  # (path, why it was not read), for health and 
 DEEPEST_FOLDERS = 32
 _TRANSCRIPT_DEPTH: dict[Source | None, int] = {Source.OPENCLAW: 3, Source.NATIVE: 1}
 _TOO_DEEP = f"more than {DEEPEST_FOLDERS} folders below the source root (not searched)"
+QUIET_SECONDS = 60.0  # a file unchanged this long is finished: its unterminated tail is read
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,23 @@ class SourceRoot:
 
     def file_key(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
+
+
+@dataclass
+class WorkItem:
+    """A file a scan found that needs reading: where, in which format, and its stat."""
+
+    root: SourceRoot
+    path: Path
+    source: Source
+    key: str
+    size: int
+    mtime: float
+
+
+def is_quiet(item: WorkItem) -> bool:
+    """Unchanged for ``QUIET_SECONDS``: a writer that left a line unterminated is done."""
+    return time.time() - item.mtime >= QUIET_SECONDS
 
 
 def stored_key(key: str, seal: Callable[[str], str]) -> str:

@@ -34,6 +34,29 @@ class IngestStats:
     # what is new, not the same lines on every run.
     known_skips: set[tuple[str, str]] = field(default_factory=set)
 
+    def summary(self) -> str:
+        """The one line ``clawback ingest`` prints."""
+        mb = self.bytes / 1_048_576
+        counts = [
+            f"{self.unchanged} unchanged",
+            f"{self.skipped_lines} lines skipped",
+            *([f"{self.empty_files} empty files"] if self.empty_files else []),
+            *([f"{self.missing} source files missing"] if self.missing else []),
+            *(
+                [f"{self.unsupported_files} files in unknown formats"]
+                if self.unsupported_files
+                else []
+            ),
+        ]
+        return (
+            f"Ingested {self.files} files ({mb:.1f} MB, {self.entries} entries) in "
+            f"{self.seconds:.2f}s; " + ", ".join(counts)
+        )
+
+    def known_skips_note(self) -> str:
+        """What stands for the files named on an earlier run (each is named once, when new)."""
+        return f"{len(self.known_skips)} files not read, as before (`clawback health` names them)"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "files": self.files,

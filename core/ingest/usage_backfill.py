@@ -19,8 +19,8 @@ import sqlite_utils
 from clawback.core.archive.kept import KeptCopies, KeptCopyError
 from clawback.core.db import write_transaction
 from clawback.core.formats.lines import LineReader
-from clawback.core.ingest.file_reader import FileReader, Start, WorkItem, window_hash
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.file_reader import FileReader, Start, window_hash
+from clawback.core.ingest.sources import SourceRoot, WorkItem
 from clawback.core.records import Source
 from clawback.core.usage import index as usage_index
 from clawback.core.usage.index import UsageRow

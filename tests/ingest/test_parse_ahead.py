@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from clawback.core.home import Home
 from clawback.core.ingest import parse_ahead
-from clawback.core.ingest.file_reader import FileReader, Start, WorkItem
+from clawback.core.ingest.file_reader import FileReader, Start
 from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions, worth_it
-from clawback.core.ingest.sources import SourceRoot
+from clawback.core.ingest.sources import SourceRoot, WorkItem
 from clawback.core.records import Source
 from clawback.core.text.masking import mask_secrets, seal
 
@@ -302,7 +302,8 @@ def test_a_worker_whose_writer_is_killed_exits(tmp_path: Path) -> None:
         from pathlib import Path
         from clawback.core.text.masking import mask_secrets, seal
         from clawback.core.ingest.parse_ahead import ParseAhead, ReadOptions
-        from clawback.core.ingest.file_reader import Start, WorkItem
+        from clawback.core.ingest.file_reader import Start
+        from clawback.core.ingest.sources import WorkItem
         from clawback.core.ingest.sources import SourceRoot
         from clawback.core.records import Source
 

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import pytest
 from clawback.core.home import Home
 from clawback.core.ingest import parse_ahead, plan
-from clawback.core.ingest.file_reader import Start, WorkItem
+from clawback.core.ingest.file_reader import Start
+from clawback.core.ingest.sources import WorkItem
 
 from tests.helpers import cc_user, write_lines
 
