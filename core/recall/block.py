@@ -14,7 +14,7 @@ archive.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -115,17 +115,24 @@ def render_block(knowledge: Sequence[RecalledFact], details: Sequence[RecallHit]
     return "\n".join(lines)
 
 
-def _lines_tokens(lines: Iterable[str]) -> int:
-    return sum(estimate_tokens(line + "\n") for line in lines)
-
-
 _Scored = TypeVar("_Scored", RecalledFact, RecallHit)
 
 
-def _drop_lowest(items: list[_Scored]) -> None:
-    """Remove the lowest-scored item; among equals, the one ranked last."""
+def _drop_lowest(items: list[_Scored]) -> int:
+    """Remove the lowest-scored item (among equals, the one ranked last); returns where it was."""
     worst = min(range(len(items)), key=lambda i: (items[i].score, -i))
     del items[worst]
+    return worst
+
+
+def _within(items: list[_Scored], line: Callable[[_Scored], str], budget: int) -> list[_Scored]:
+    """``items`` less the lowest-scored (:func:`_drop_lowest`, one at a time) until their lines
+    fit ``budget`` tokens; each line is rendered and counted once, not once per drop."""
+    costs = [estimate_tokens(line(item) + "\n") for item in items]
+    total = sum(costs)
+    while items and total > budget:
+        total -= costs.pop(_drop_lowest(items))
+    return items
 
 
 def build_recall_block(
@@ -142,10 +149,8 @@ def build_recall_block(
     hits = sorted(details, key=lambda h: -h.score)
     knowledge_budget = int(cap * KNOWLEDGE_SHARE)
     detail_budget = int(cap * DETAIL_SHARE)
-    while facts and _lines_tokens(map(_fact_line, facts)) > knowledge_budget:
-        _drop_lowest(facts)
-    while hits and _lines_tokens(map(_detail_line, hits)) > detail_budget:
-        _drop_lowest(hits)
+    facts = _within(facts, _fact_line, knowledge_budget)
+    hits = _within(hits, _detail_line, detail_budget)
     while (facts or hits) and estimate_tokens(render_block(facts, hits)) > cap:
         if hits:
             _drop_lowest(hits)

@@ -80,7 +80,7 @@ def search_archive(
     for question in questions:
         meaning = " ".join(question.text.split())[-MEANING_CHARS:]
         results = find(
-            db, question.text, filters, limit=limit,
+            db, question.text, filters, limit=limit, snippets=False,  # rows are read below
             nearest=nearest, meaning=meaning if nearest is not None else None,
         ).results  # fmt: skip
         for hit in results.hits:

@@ -42,7 +42,7 @@ def coverage(db: Queryable, words: Sequence[str], ids: Sequence[int]) -> dict[in
 def text_coverage(db: Queryable, words: Sequence[str], texts: Sequence[str]) -> list[float]:
     """:func:`coverage` of texts that are not entries (a knowledge fact), weighted by the
     entries' vocabulary all the same."""
-    if not words:
+    if not words or not texts:  # the words' weights cost a read of the index each
         return [0.0 for _ in texts]
     weights = _weights(db, words)
     total = sum(weight for weight, _ in weights.values()) or 1.0

@@ -158,6 +158,7 @@ def search(
     recency: bool = False,
     today: date | None = None,
     meaning: str | None = None,
+    snippets: bool = True,
 ) -> SearchResults:
     """Ranked hits for a query typed by a person. Never raises on odd input.
 
@@ -168,6 +169,8 @@ def search(
     exclusion keeps a hybrid query on keywords alone. ``recency`` gently favours recent hits in
     the vector modes; ``meaning`` replaces what the vector side reads. The hits are the first
     ``limit`` (after ``offset``) of one ranked list that does not depend on ``limit``.
+    ``snippets=False``: no matches marked in a hit's snippet, for a caller that reads the hits'
+    own text (recall): marking them re-runs the match for each hit, most of a recall's reads.
     """
     started = time.perf_counter()
     if mode not in MODES:
@@ -182,12 +185,14 @@ def search(
     if plan.when_only and plan.window is not None:
         results = _asked_then(db, plan.query, plan.window, filters, limit, offset, count)
     elif not vectors or nearest is None:
-        results = _keyword_search(db, plan, filters, limit, offset, score_cap, count)
+        results = _keyword_search(db, plan, filters, limit, offset, score_cap, count, snippets)
     else:
         try:
-            results = _vector_search(db, plan, filters, mode, nearest, limit, offset, recency)
+            results = _vector_search(
+                db, plan, filters, mode, nearest, limit, offset, recency, snippets
+            )
         except ClawbackError as exc:
-            results = _keyword_search(db, plan, filters, limit, offset, score_cap, count)
+            results = _keyword_search(db, plan, filters, limit, offset, score_cap, count, snippets)
             results.note = f"{exc}; showing keyword results"
         else:
             if count and mode == "hybrid":
@@ -206,6 +211,7 @@ def _keyword_search(
     offset: int,
     score_cap: int,
     count: bool,
+    snippets: bool = True,
 ) -> SearchResults:
     """A few keywords: SQLite picks the ``limit`` best row ids of the strict expression (filters
     applied, nothing else computed), then snippets are built for those rows only. A question,
@@ -220,7 +226,7 @@ def _keyword_search(
         if len(rows) == limit or plan.loose is None or (rows and offset + len(rows) >= FEW):
             for rowid, rank in rows:
                 score = 1.0 if newest_first else score_from_rank(rank)
-                row = db.execute(_DETAILS, {"q": strict, "id": rowid}).fetchone()
+                row = _details(db, rowid, strict if snippets else None)
                 if row is not None:
                     results.hits.append(_hit(row, score, highlight, STRONG))  # every word
             if count:
@@ -228,7 +234,7 @@ def _keyword_search(
             return results
     found = keyword_candidates(db, plan, filters, max(CANDIDATES, offset + limit), score_cap)
     for item in found[offset : offset + limit]:
-        row = _details(db, item.id, item.match)
+        row = _details(db, item.id, item.match if snippets else None)
         if row is not None:
             evidence = strength(1.0 if item.strict else item.held)  # strict: every word typed
             hit = _hit(row, item.score, highlight, evidence)
@@ -296,6 +302,7 @@ def _vector_search(
     limit: int,
     offset: int,
     recency: bool,
+    snippets: bool = True,
 ) -> SearchResults:
     """Semantic or hybrid: each side's top :data:`CANDIDATES`, fused (see ``fusion``)."""
     # Imported here, not at the top: keyword searches (the command line's fast path) never
@@ -354,7 +361,7 @@ def _vector_search(
     ordered = first_page(fused, strict, ranked_keyword)[: offset + limit]
     # Found by meaning alone (the words found nothing): each hit shows its similarity.
     similar = {} if keyword else similarity_shown(ordered)
-    matches = {item.id: item.match for item in keyword}
+    matches = {item.id: item.match for item in keyword if snippets}
     every_word = {item.id for item in keyword if item.strict}
     held = {item.id: item.held for item in keyword}
     highlight = list(plan.highlight)
