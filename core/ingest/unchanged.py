@@ -5,11 +5,13 @@ whole ingest path (sqlite-utils among it) before the scan can say so, which was 
 run's time. :func:`unchanged_rescan` asks the questions the full ingest asks, with the same
 :func:`.scan.scan` and :func:`.scan.gone_files`, and answers only when the answer is "nothing":
 a file to read, a file gone, a new problem to record, or a repair, usage read-back, summary title
-or conversation end still waiting, and it returns ``None`` so the full ingest runs.
+or conversation end still waiting, or a home it could not write to, and it returns ``None`` so
+the full ingest runs (and says what is wrong, if anything is).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -42,6 +44,8 @@ def unchanged_rescan(paths: Paths) -> IngestStats | None:
         config = load_config(paths.config)
     except ClawbackError:
         return None  # the full open names what is wrong with the settings
+    if not os.access(paths.database.parent, os.W_OK):
+        return None  # a home it cannot write to: the full ingest says so, even with no change
     conn = connect_reader(paths.database)
     if conn is None:
         return None
