@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.ingest.ingestor import ProgressFactory
+from clawback.core.ingest.stats import ProgressFactory
 from clawback.core.records import Source
 
 if TYPE_CHECKING:
@@ -89,18 +89,7 @@ def ingest(
     if as_json:
         print_json(stats.to_dict())
         return
-    mb = stats.bytes / 1_048_576
-    click.echo(  # plain text: rich is for the warnings below, when there are any
-        f"Ingested {stats.files} files ({mb:.1f} MB, {stats.entries} entries) in "
-        f"{stats.seconds:.2f}s; {stats.unchanged} unchanged, {stats.skipped_lines} lines skipped"
-        + (f", {stats.empty_files} empty files" if stats.empty_files else "")
-        + (f", {stats.missing} source files missing" if stats.missing else "")
-        + (
-            f", {stats.unsupported_files} files in unknown formats"
-            if stats.unsupported_files
-            else ""
-        )
-    )
+    click.echo(stats.summary())  # plain text: rich is for the warnings below, if any
     for problem in stats.errors:
         err.print(f"[yellow]warning:[/] {escape(problem)}")
     # Each file not read is named once, when it first is; after that, one line says how many.
@@ -108,10 +97,7 @@ def ingest(
         if (path, reason) not in stats.known_skips:
             err.print(f"[yellow]not read:[/] {escape(path)}: {escape(reason)}")
     if stats.known_skips:
-        err.print(
-            f"[dim]{len(stats.known_skips)} files not read, as before (`clawback health` names"
-            " them)[/]"
-        )
+        err.print(f"[dim]{escape(stats.known_skips_note())}[/]")
     if not paths and not stats.files and not stats.unchanged:
         _where_it_looked(home)
 
