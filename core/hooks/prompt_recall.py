@@ -20,8 +20,7 @@ from clawback.core.hooks.run import Answer, HookContext
 
 
 def _by_meaning(ctx: HookContext) -> bool:
-    embeddings = ctx.config.embeddings
-    return embeddings.model.strip().lower() != "none" and ctx.paths.vectors.exists()
+    return ctx.config.embeddings.enabled and ctx.paths.vectors.exists()
 
 
 def answer(ctx: HookContext) -> Answer:

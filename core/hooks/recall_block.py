@@ -64,43 +64,26 @@ def bounded(prompt: str) -> str:
 
 def by_words(ctx: HookContext) -> Answer:
     """Recall by words alone, in this process."""
-    conn = connect_reader(ctx.paths.database)
-    if conn is None:
-        return Answer(detail="no index yet (run `clawback ingest`)")
-    try:
-        found = recall_for_prompt(
-            conn, ctx.event.prompt, session_id=ctx.event.session_id,
-            cap=ctx.config.hooks.recall_tokens, project=ctx.event.cwd or None,
-        )  # fmt: skip
-    finally:
-        conn.close()
-    return Answer(found.text, found.outcome, f"keyword: {found.detail}")
+    return _recall_here(ctx, None, "keyword")
 
 
 def in_process(ctx: HookContext) -> Answer:
     """Hybrid recall in this process (``hooks.warm_minutes = 0``): slower, nothing left running."""
-    nearest = deferred_nearest(ctx.paths.vectors, ctx.config.embeddings)
-    conn = connect_reader(ctx.paths.database)
-    if conn is None:
-        return Answer(detail="no index yet (run `clawback ingest`)")
-    try:
-        found = recall_for_prompt(
-            conn,
-            ctx.event.prompt,
-            session_id=ctx.event.session_id,
-            cap=ctx.config.hooks.recall_tokens,
-            nearest=nearest,
-            project=ctx.event.cwd or None,
-        )
-    finally:
-        conn.close()
-    return Answer(found.text, found.outcome, f"hybrid in process: {found.detail}")
+    return _recall_here(
+        ctx, deferred_nearest(ctx.paths.vectors, ctx.config.embeddings), "hybrid in process"
+    )
 
 
 def in_warm(ctx: HookContext) -> Answer:
     """Hybrid recall in the warm process, with the vectors it holds (by words alone when the
     home has none)."""
     nearest = ctx.warm.nearest if ctx.warm is not None else None
+    return _recall_here(ctx, nearest, "hybrid" if nearest is not None else "keyword, warm")
+
+
+def _recall_here(ctx: HookContext, nearest: NearestChunks | None, side: str) -> Answer:
+    """The hook's prompt recalled over this process's reader, with ``nearest`` (``None``: by
+    words alone); ``side`` says how, in the hooks log."""
     conn = connect_reader(ctx.paths.database)
     if conn is None:
         return Answer(detail="no index yet (run `clawback ingest`)")
@@ -115,5 +98,4 @@ def in_warm(ctx: HookContext) -> Answer:
         )
     finally:
         conn.close()
-    side = "hybrid" if nearest is not None else "keyword, warm"
     return Answer(found.text, found.outcome, f"{side}: {found.detail}")

@@ -3,7 +3,7 @@ Unix socket.
 
 Every Claude Code hook and every ``clawback search`` is a fresh process; loading the vectors of
 a big archive takes 0.3-0.9 s, the model 0.2 s, and the hooks' own code a tenth of a second. So
-one process per home (``clawback hook serve``, :mod:`clawback.core.hooks.serve`) holds them and
+one process per home (``clawback hook serve``, :mod:`.program`) holds them and
 answers over a socket in the hooks folder (``warm.sock``, private to the user, at the address
 :mod:`.address` gives): a hook's whole answer, or the chunks nearest a query (:mod:`.nearest`),
 in milliseconds.
