@@ -31,12 +31,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
 from clawback.core.ingest.sources import SourceRoot
 from clawback.core.mcp.tools import MemoryTools
 from clawback.core.records import Source
 from clawback.core.search.engine import search
+from clawback.core.spawning import clawback_command
 from corpus import generate
 
 ROUNDS = 9

@@ -16,12 +16,12 @@ from typing import Any
 import click
 from clawback.cli.home import home_option
 from clawback.cli.output import error_line, note, print_json
-from clawback.core.claude.mcp import clawback_command
 from clawback.core.config import load_config
 from clawback.core.hooks import settings as cc_settings
 from clawback.core.hooks.plugin import refuse_beside_the_plugin
 from clawback.core.hooks.status import hooks_status
 from clawback.core.paths import Paths
+from clawback.core.spawning import clawback_command
 from clawback.core.warm.server import stop as stop_warm_process
 
 SCOPE_HELP = "user: every project; project: this folder, shared; local: this folder, just you."

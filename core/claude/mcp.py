@@ -1,6 +1,5 @@
 """How ``claude`` (and other MCP clients) start clawback's memory server: the command, the JSON
-config block, the ``claude mcp add`` command line, and the flags a chat turn passes; and
-:func:`spawn`, which starts that same command apart for clawback's own background work.
+config block, the ``claude mcp add`` command line, and the flags a chat turn passes.
 
 Nothing here imports the MCP SDK or talks the protocol; it only describes ``clawback mcp`` to a
 client. The command is an absolute path, because a client starts the server with its own
@@ -12,10 +11,6 @@ environment says.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,47 +18,12 @@ from typing import Any
 
 from clawback.core.config import atomic_write_bytes
 from clawback.core.paths import HOME_ENV, Paths, ensure_private_dir
+from clawback.core.spawning import clawback_command
 
 SERVER_KEY = "clawback"
 TOOL_NAMES = ("memory_search", "memory_get")
 ALLOWED_TOOLS = tuple(f"mcp__{SERVER_KEY}__{name}" for name in TOOL_NAMES)
 SCOPES = ("user", "project", "local")
-SCRIPT = "clawback"
-
-
-def clawback_command() -> list[str]:
-    """The absolute command that runs this clawback: its console script, else ``python -m``.
-
-    The script beside the running interpreter is preferred over ``PATH``: it is the clawback
-    this process belongs to (a venv's, pipx's), even when another one comes first on ``PATH``.
-    """
-    here = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    candidates = [
-        here if here is not None and here.name == SCRIPT else None,
-        Path(sys.executable).parent / SCRIPT,
-        Path(found) if (found := shutil.which(SCRIPT)) else None,
-    ]
-    for candidate in candidates:
-        if candidate is not None and candidate.is_file() and os.access(candidate, os.X_OK):
-            return [str(candidate.resolve())]
-    return [str(Path(sys.executable).resolve()), "-m", "clawback.cli"]
-
-
-def spawn(paths: Paths, *args: str) -> None:
-    """Start ``clawback --home H <args>`` detached: own session, no stdin/stdout/stderr, and the
-    hooks switched off for anything it runs. How clawback starts its own work apart (a hook's
-    ingest or flush job, the warm process a search or a chat turn starts): here, beside the
-    command it runs, so every layer that starts one reaches it."""
-    argv = [*clawback_command(), "--home", str(paths.home), *args]
-    subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        env={**os.environ, HOME_ENV: str(paths.home), "CLAWBACK_HOOKS": "0"},
-    )
 
 
 def server_entry(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:

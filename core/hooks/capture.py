@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawback.core.claude.mcp import spawn
 from clawback.core.db import connect_reader
 from clawback.core.hooks.locks import flush_pending, flush_running
 from clawback.core.hooks.run import Answer, HookContext
 from clawback.core.hooks.transcripts import MISSING, NotATranscript, checked_transcript
 from clawback.core.paths import Paths, ensure_private_dir, touch_private
+from clawback.core.spawning import spawn
 
 # ---------------------------------------------------------------------------------- ingest
 

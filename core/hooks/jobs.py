@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from clawback.core.archive.sessions import project_name
-from clawback.core.claude.mcp import spawn
 from clawback.core.config import EmbeddingsConfig, atomic_write_bytes
 from clawback.core.db import Queryable
 from clawback.core.home import Home
@@ -32,6 +31,7 @@ from clawback.core.hooks.transcripts import NotATranscript, checked_transcript
 from clawback.core.locking import held, lock_free
 from clawback.core.paths import Paths
 from clawback.core.records import Source
+from clawback.core.spawning import spawn
 
 EMBED_LIMIT = 500  # chunks a queued `clawback embed` takes on (newest first)
 

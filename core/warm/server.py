@@ -65,7 +65,7 @@ def allowed(warm_minutes: int) -> bool:
 def start(paths: Paths) -> None:
     """Start this home's warm process apart (``clawback hook serve``); a client calls it once
     :func:`should_start` said yes."""
-    from clawback.core.claude.mcp import spawn  # only a client that starts one needs it
+    from clawback.core.spawning import spawn  # only a client that starts one needs it
 
     spawn(paths, "hook", "serve")
 

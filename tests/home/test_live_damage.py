@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
+from clawback.core.spawning import clawback_command
 
 from tests.cli_runner import CLAWBACK, run_cli
 from tests.helpers import cc_user, corrupt_pages, write_lines

@@ -39,9 +39,10 @@ from clawback.core.claude.errors import (
     ClaudeTimeout,
 )
 from clawback.core.claude.events import Result, SystemInit, TextDelta
-from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, clawback_command, config_block
+from clawback.core.claude.mcp import ALLOWED_TOOLS, McpTools, config_block
 from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.home import Home
+from clawback.core.spawning import clawback_command
 from click.testing import CliRunner
 
 from tests.helpers import run_turn

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
 from clawback.core.mcp import handshake
 from clawback.core.mcp.wire import request_id
+from clawback.core.spawning import clawback_command
 
 from tests.mcp.test_protocol import TIMEOUT, StdioClient, _initialize, client
 

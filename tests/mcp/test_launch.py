@@ -4,7 +4,6 @@ the flags a chat turn passes."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,19 +13,11 @@ from clawback.core.claude.mcp import (
     McpTools,
     add_argv,
     chat_tools,
-    clawback_command,
     config_block,
     remove_argv,
 )
 from clawback.core.paths import Paths
 from click.testing import CliRunner
-
-
-def test_the_command_is_an_absolute_clawback_that_runs() -> None:
-    command = clawback_command()
-    assert Path(command[0]).is_absolute()
-    done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "clawback" in done.stdout
 
 
 def test_the_config_block_names_the_home_explicitly(tmp_path: Path) -> None:

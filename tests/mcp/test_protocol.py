@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clawback.core.claude.mcp import clawback_command
 from clawback.core.home import Home
+from clawback.core.spawning import clawback_command
 
 from tests.helpers import cc_assistant, cc_user, write_lines
 
