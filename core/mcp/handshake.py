@@ -208,7 +208,7 @@ TOOLS: list[dict[str, Any]] = [
         "outputSchema": {
             "properties": {
                 "results": {
-                    "items": {"$ref": "#/$defs/SearchHit"},
+                    "items": {"$ref": "#/$defs/MemorySearchHit"},
                     "title": "Results",
                     "type": "array",
                 }
@@ -216,7 +216,7 @@ TOOLS: list[dict[str, Any]] = [
             "required": ["results"],
             "type": "object",
             "$defs": {
-                "SearchHit": {
+                "MemorySearchHit": {
                     "properties": {
                         "ref": {"title": "Ref", "type": "string"},
                         "session_id": {
@@ -250,7 +250,7 @@ TOOLS: list[dict[str, Any]] = [
                         "score",
                         "found_by",
                     ],
-                    "title": "SearchHit",
+                    "title": "MemorySearchHit",
                     "type": "object",
                 }
             },

@@ -32,7 +32,9 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 
-class SearchHit(TypedDict):
+#: One hit as memory_search returns it: search's ``SearchHit`` on the wire. No docstring: the
+#: SDK would put it in the output schema, which handshake.py repeats exactly.
+class MemorySearchHit(TypedDict):
     ref: str
     session_id: str | None
     session_title: str | None
@@ -46,7 +48,7 @@ class SearchHit(TypedDict):
 
 
 class SearchAnswer(TypedDict):
-    results: list[SearchHit]
+    results: list[MemorySearchHit]
 
 
 def build_server(db: Queryable, nearest: NearestChunks | None = None) -> MCPServer[Any]:
