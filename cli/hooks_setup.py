@@ -43,8 +43,8 @@ def _record(paths: Paths) -> Path:
 
 
 @hooks.command()
-@click.option("--scope", type=click.Choice(cc_settings.SCOPES), default="user", show_default=True,
-              help=SCOPE_HELP)  # fmt: skip
+@click.option("--scope", type=click.Choice(cc_settings.SETTINGS_SCOPES), default="user",
+              show_default=True, help=SCOPE_HELP)  # fmt: skip
 @click.option(
     "--with-mcp", is_flag=True, help="Also register the memory server (memory_search, memory_get)."
 )
@@ -75,14 +75,14 @@ def install(ctx: click.Context, scope: str, with_mcp: bool) -> None:
 
 
 @hooks.command()
-@click.option("--scope", type=click.Choice(cc_settings.SCOPES),
+@click.option("--scope", type=click.Choice(cc_settings.SETTINGS_SCOPES),
               help="Only this scope (default: every scope where they are).")  # fmt: skip
 @click.option("--with-mcp", is_flag=True, help="Also remove the memory server's registration.")
 @click.pass_context
 def uninstall(ctx: click.Context, scope: str | None, with_mcp: bool) -> None:
     """Remove clawback's hooks from Claude Code's settings (and nothing else)."""
     removed, refused = [], []
-    for each in [scope] if scope else list(cc_settings.SCOPES):
+    for each in [scope] if scope else list(cc_settings.SETTINGS_SCOPES):
         path = cc_settings.settings_path(each, cwd=Path.cwd())
         try:
             written = cc_settings.uninstall(path, record=_record(_paths(ctx)))

@@ -22,7 +22,7 @@ import click
 from clawback.cli.home import home_option
 from clawback.cli.output import note
 from clawback.core.claude.mcp import (
-    SCOPES,
+    MCP_SCOPES,
     SERVER_KEY,
     add_argv,
     config_block,
@@ -80,7 +80,7 @@ def _said(proc: subprocess.CompletedProcess[str]) -> str:
 @mcp.command()
 @click.option(
     "--scope",
-    type=click.Choice(SCOPES),
+    type=click.Choice(MCP_SCOPES),
     default="user",
     show_default=True,
     help="user: every project; project: this folder's .mcp.json; local: this folder, just you.",
@@ -117,7 +117,7 @@ def register_server(ctx: click.Context, scope: str) -> None:
 
 
 @mcp.command()
-@click.option("--scope", type=click.Choice(SCOPES), help="Only from this scope.")
+@click.option("--scope", type=click.Choice(MCP_SCOPES), help="Only from this scope.")
 @click.pass_context
 def uninstall(ctx: click.Context, scope: str | None) -> None:
     """Remove the registration `clawback mcp install` made."""

@@ -159,13 +159,13 @@ def _hooks_installed(cwd: Path) -> bool:
     from clawback.core.errors import ClawbackError
     from clawback.core.hooks.plugin import plugin_state
     from clawback.core.hooks.settings import (
-        SCOPES,
+        SETTINGS_SCOPES,
         installed_events,
         read_settings,
         settings_path,
     )
 
-    for scope in SCOPES:
+    for scope in SETTINGS_SCOPES:
         try:
             if installed_events(read_settings(settings_path(scope, cwd=cwd))):
                 return True

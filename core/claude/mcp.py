@@ -23,7 +23,9 @@ from clawback.core.spawning import clawback_command
 SERVER_KEY = "clawback"
 TOOL_NAMES = ("memory_search", "memory_get")
 ALLOWED_TOOLS = tuple(f"mcp__{SERVER_KEY}__{name}" for name in TOOL_NAMES)
-SCOPES = ("user", "project", "local")
+#: Where ``claude mcp add --scope`` registers the server (``~/.claude.json`` for user and
+#: local, the project's ``.mcp.json``): other files than the hooks' settings scopes.
+MCP_SCOPES = ("user", "project", "local")
 
 
 def server_entry(home: Path, command: Sequence[str] | None = None) -> dict[str, Any]:

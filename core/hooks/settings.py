@@ -44,7 +44,8 @@ EVENTS: dict[str, str] = {
     "Stop": "stop",
     "SessionEnd": "session-end",
 }
-SCOPES = ("user", "project", "local")
+#: The Claude Code settings files clawback's hooks can go in (:func:`settings_path`).
+SETTINGS_SCOPES = ("user", "project", "local")
 #: Claude Code's own limit on a hook (seconds); clawback bounds itself well below it
 #: (``hooks.timeout_s``), so this only matters if clawback itself hangs.
 CLAUDE_TIMEOUT_S = 30
@@ -76,7 +77,7 @@ def settings_path(scope: str, *, cwd: Path, claude_home: Path | None = None) -> 
         return cwd / ".claude" / "settings.json"
     if scope == "local":
         return cwd / ".claude" / "settings.local.json"
-    raise ClawbackError(f"unknown scope {scope!r} (one of {', '.join(SCOPES)})")
+    raise ClawbackError(f"unknown scope {scope!r} (one of {', '.join(SETTINGS_SCOPES)})")
 
 
 # ------------------------------------------------------------------------------------ commands

@@ -18,7 +18,13 @@ from clawback.core.errors import ClawbackError
 from clawback.core.hooks.log import last_runs, recent_failures
 from clawback.core.hooks.plugin import plugin_state
 from clawback.core.hooks.run import SWITCH_ENV
-from clawback.core.hooks.settings import EVENTS, SCOPES, command_home, installed, settings_path
+from clawback.core.hooks.settings import (
+    EVENTS,
+    SETTINGS_SCOPES,
+    command_home,
+    installed,
+    settings_path,
+)
 from clawback.core.paths import Paths
 from clawback.core.safefiles import read_regular
 from clawback.core.safejson import loads
@@ -88,7 +94,7 @@ def hooks_status(
         "exclude": exclude,
         "scopes": [
             _scope(scope, settings_path(scope, cwd=cwd, claude_home=claude_home), paths.home)
-            for scope in SCOPES
+            for scope in SETTINGS_SCOPES
         ],
         "mcp": mcp_registrations(cwd),
         "plugin": (state.to_json() if (state := plugin_state(cwd, claude_home)) else None),
