@@ -43,14 +43,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cache_replay import Replayed, Totals, replay_all  # noqa: E402
-from clawback.core.chat.engine import ChatEngine, ReplyDelta  # noqa: E402
-from clawback.core.claude.runner import ClaudeRunner  # noqa: E402
-from clawback.core.home import Home  # noqa: E402
-from clawback.core.memory.lifecycle import MemoryLifecycleHooks  # noqa: E402
-from corpus import WORDS, generate  # noqa: E402
+from cache_replay import Replayed, Totals, replay_all
+from clawback.core.chat.engine import ChatEngine, ReplyDelta
+from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.home import Home
+from clawback.core.memory.lifecycle import MemoryLifecycleHooks
+from corpus import WORDS, generate
 
-from tests.integration.anthropic_standin import AnthropicStandin  # noqa: E402
+from tests.integration.anthropic_standin import AnthropicStandin
 
 KEY = "local:bench"
 CODE = '''def checkpoint(db, mode="PASSIVE"):

@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.anthropic_standin import AnthropicStandin  # noqa: E402
-from tests.integration.test_real_claude import SCRUB, find_real_claude, offline_env  # noqa: E402
+from tests.integration.anthropic_standin import AnthropicStandin
+from tests.integration.test_real_claude import SCRUB, find_real_claude, offline_env
 
 OLDER = "0a1b2c3d-0000-4000-8000-00000000beef"
 QUESTION = "Should we keep the Redis cache layer?"

@@ -37,6 +37,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 from clawback.core.embeddings.embedder import load_embedder
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.embeddings.store import VectorStore

@@ -18,7 +18,6 @@ when the model is installed, and is what a cold hybrid query adds.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -26,8 +25,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-# As clawback.core.embeddings sets it, before numpy loads.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
 
 import numpy as np
 

@@ -33,6 +33,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 from clawback.core.db import Queryable
 from clawback.core.home import Home
 

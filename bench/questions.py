@@ -83,6 +83,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as clawback.core.embedding
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 from clawback.core.config import HooksConfig
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.home import Home

@@ -11,6 +11,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 from clawback.core.embeddings.embedder import load_embedder
 from clawback.core.embeddings.semantic import SemanticIndex
 from clawback.core.embeddings.store import VectorStore

@@ -3,6 +3,10 @@ store the size of a real one, not the hours the real model takes to fill it."""
 
 from __future__ import annotations
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 import numpy as np
 from clawback.core.embeddings.chunks import text_hash
 from clawback.core.embeddings.store import VectorStore

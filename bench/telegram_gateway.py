@@ -42,15 +42,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(ROOT))
 
-from clawback.core.archive.sessions import list_sessions, session_messages  # noqa: E402
-from clawback.core.chat.engine import ChatEngine  # noqa: E402
-from clawback.core.config import TelegramConfig  # noqa: E402
-from clawback.core.gateway import TelegramGateway  # noqa: E402
-from clawback.core.gateway.bot import TelegramBot  # noqa: E402
-from clawback.core.home import Home, engine_host  # noqa: E402
-from timing import percentiles  # noqa: E402
+from clawback.core.archive.sessions import list_sessions, session_messages
+from clawback.core.chat.engine import ChatEngine
+from clawback.core.config import TelegramConfig
+from clawback.core.gateway import TelegramGateway
+from clawback.core.gateway.bot import TelegramBot
+from clawback.core.home import Home, engine_host
+from timing import percentiles
 
-from tests.gateway.telegram_standin import TOKEN  # noqa: E402
+from tests.gateway.telegram_standin import TOKEN
 
 FAKE_CLAUDE = ROOT / "tests" / "fake_claude" / "claude"
 WORD = re.compile(r"c(\d+)m(\d+)x")

@@ -37,6 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from clawback.core.startup import prepare_process
+
+prepare_process()  # as every clawback process does first: BLAS on one thread
+
 from clawback.core.paths import Paths
 from clawback.core.warm.server import STARTED_NAME, running, stop
 from processes import compile_clawback, wait_for_warm

@@ -75,6 +75,9 @@ def unchanged_ingest(home: str | None, *, as_json: bool) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from clawback.core.startup import prepare_process
+
+    prepare_process()
     args = sys.argv[1:] if argv is None else argv
     if args in (["--version"], ["-V"]):  # what click would print, without click
         from clawback.core import __version__

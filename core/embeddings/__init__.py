@@ -6,24 +6,18 @@ embedded and the background worker. Fusing the vector side with the keyword side
 (and the embedder onnxruntime), installed by ``pip install 'clawback[embeddings]'``, and is
 imported only when a home has vectors or a person asks to embed. See docs/embeddings.md.
 
-One process-wide default is set here, before numpy can be imported: BLAS runs one thread. A
-nearest-neighbour search is one memory-bound matrix-vector product, and a second BLAS thread only
-fights the process's own threads (measured: docs/embeddings.md). A value the person set is kept.
+BLAS runs one thread in every clawback process: set by :func:`clawback.core.startup.prepare_process`
+at the entry points, before numpy can be imported.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # numpy comes with these; only homes with vectors import them
     from clawback.core.config import EmbeddingsConfig
     from clawback.core.embeddings.semantic import DeferredIndex
-
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
-
 
 def deferred_nearest(vectors: Path, settings: EmbeddingsConfig) -> DeferredIndex | None:
     """The vector side of search and recall for a long-lived process (the app, the chat engine,

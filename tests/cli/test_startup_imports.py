@@ -73,11 +73,13 @@ NOT_FOR_INGEST = (
     "clawback.core.ingest.health",
     "clawback.tui",
     "textual",
-    "numpy",  # sqlite-utils would import it, for an API clawback never uses (see clawback.core)
+    "numpy",  # sqlite-utils would import it, for an API clawback never uses (core/startup.py)
 )
 
 INGEST_THEN_LIST_MODULES = """\
 import json, sys
+from clawback.core.startup import prepare_process
+prepare_process()  # what the console script does first
 from clawback.cli.main import cli
 cli.main(["ingest"], standalone_mode=False)
 print(json.dumps(sorted(sys.modules)))
