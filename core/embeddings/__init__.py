@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # numpy comes with these; only homes with vectors import them
     from clawback.core.config import EmbeddingsConfig
     from clawback.core.embeddings.semantic import DeferredIndex
 
+
 def deferred_nearest(vectors: Path, settings: EmbeddingsConfig) -> DeferredIndex | None:
     """The vector side of search and recall for a long-lived process (the app, the chat engine,
     the MCP server), or ``None``: embeddings off, the extra not installed, or nothing embedded
