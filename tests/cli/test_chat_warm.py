@@ -90,6 +90,8 @@ LOADING_HERE = {
 }
 TURN_THEN_LIST_MODULES = """\
 import json, sys
+from clawback.core.startup import prepare_process
+prepare_process()  # what the console script does first
 from clawback.cli.main import cli
 cli.main(["chat", "--new", sys.argv[1], "--json"], standalone_mode=False)
 print(json.dumps(sorted(sys.modules)))

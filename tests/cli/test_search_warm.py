@@ -75,6 +75,8 @@ def test_warm_minutes_0_loads_here_and_starts_nothing(home: Path) -> None:
 
 SEARCH_THEN_LIST_MODULES = """\
 import json, sys
+from clawback.core.startup import prepare_process
+prepare_process()  # what the console script does first
 from clawback.cli.main import cli
 cli.main(["search", "launch checklist", "--json"], standalone_mode=False)
 print(json.dumps(sorted(sys.modules)))
