@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from clawback.core.faults import is_read_only
+from clawback.core.faults import cannot_write_in
 from clawback.core.paths import ensure_private_file
 
 if TYPE_CHECKING:  # imported when a full connection is opened (start-up cost, not a cycle)
@@ -62,7 +62,7 @@ def connect(path: Path | str | None = None) -> sqlite_utils.Database:
             _use_wal(conn)
         except sqlite3.OperationalError:
             conn.close()
-            if not (path.is_file() and is_read_only(path.parent)):
+            if not (path.is_file() and cannot_write_in(path.parent)):
                 raise
             conn, read_only = read_only_connection(path), True
         else:
@@ -107,7 +107,7 @@ def connect_reader(path: Path) -> sqlite3.Connection | None:
             current = _current(conn)
         except sqlite3.OperationalError:
             conn.close()
-            if not is_read_only(path.parent):
+            if not cannot_write_in(path.parent):
                 raise
             conn = read_only_connection(path)
             current = _current(conn)

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 __all__ = [
+    "cannot_write_in",
     "explain",
     "find_damage",
     "is_damaged",
     "is_index_fault",
-    "is_read_only",
     "set_aside",
     "set_aside_files",
 ]
@@ -80,7 +80,7 @@ def find_damage(conn: sqlite3.Connection) -> str | None:
     return f"database disk image is malformed: {said[0] if said else found[0]}"
 
 
-def is_read_only(folder: Path) -> bool:
+def cannot_write_in(folder: Path) -> bool:
     """Whether nothing can be written in ``folder`` (a read-only mount, or no permission)."""
     probe = folder / f".clawback-write-probe-{os.getpid()}"
     try:
@@ -128,7 +128,7 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
     if (
         code == _READONLY
         or "readonly database" in text
-        or (folder is not None and code in (_CANTOPEN, _IOERR) and is_read_only(folder))
+        or (folder is not None and code in (_CANTOPEN, _IOERR) and cannot_write_in(folder))
     ):
         return (
             f"{folder or name} is read-only: clawback can search and show what is indexed, but"

@@ -30,7 +30,7 @@ from clawback.core.db import BUSY_TIMEOUT_MS, read_only_connection
 from clawback.core.db_guard import IndexFile
 from clawback.core.embeddings.embedder import EmbeddingsUnavailable
 from clawback.core.embeddings.follow import BUMP_GENERATION
-from clawback.core.faults import find_damage, is_damaged, is_read_only, set_aside
+from clawback.core.faults import cannot_write_in, find_damage, is_damaged, set_aside
 from clawback.core.paths import ensure_private_file
 
 _SCHEMA = """
@@ -97,7 +97,7 @@ class VectorStore:
             return cls._open(path, check=replace_damaged)
         except sqlite3.DatabaseError as exc:
             if not is_damaged(exc):
-                if path.is_file() and is_read_only(path.parent):  # a read-only home: search
+                if path.is_file() and cannot_write_in(path.parent):  # a read-only home: search
                     return cls(path, read_only_connection(path), inode=os.stat(path).st_ino)
                 raise
             notice = str(_set_aside_notice(path, exc))

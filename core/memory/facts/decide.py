@@ -16,14 +16,14 @@ from clawback.core.memory.facts.records import (
     Decision,
     Fact,
     NewFact,
+    as_stored,
     fact_from_row,
-    fact_text,
     same_source,
 )
 from clawback.core.memory.facts.rules import (
     Action,
     Comparison,
-    Tokens,
+    FactTerms,
     compare_tokens,
     jaccard,
     tokenize,
@@ -32,12 +32,12 @@ from clawback.core.memory.facts.rules import (
 
 def decide(db: Any, new: NewFact) -> Decision:
     """Which rule applies to ``new`` (nothing is written)."""
-    incoming = tokenize(fact_text(new.content))
+    incoming = tokenize(as_stored(new.content))
     rows = db.execute(
         f"SELECT {COLUMNS} FROM facts WHERE superseded_by IS NULL AND type = ?",
         (new.type,),
     ).fetchall()
-    scored: list[tuple[float, int, Fact, Tokens]] = []
+    scored: list[tuple[float, int, Fact, FactTerms]] = []
     for row in rows:
         fact = fact_from_row(row)
         tokens = tokenize(fact.content)
@@ -74,7 +74,7 @@ def decide(db: Any, new: NewFact) -> Decision:
     return Decision(Action.ADD)
 
 
-def _replaced_by_hand(db: Any, kind: str, incoming: Tokens) -> Decision | None:
+def _replaced_by_hand(db: Any, kind: str, incoming: FactTerms) -> Decision | None:
     """NONE when ``incoming`` says again what a person replaced (``facts supersede``):
     extraction never re-adds knowledge a person took out."""
     for row in db.execute(

@@ -3,7 +3,7 @@ and what was done, and the text form every stored fact goes through.
 
 Apart from the store so the rules (:mod:`.decide`), recall (:mod:`.recall`) and the clients that
 only show facts share them without the writing code. Stored text must always have been through
-:func:`fact_text` (secrets masked).
+:func:`as_stored` (secrets masked).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class FactChange:
         }
 
 
-def fact_text(text: str | None) -> str:
+def as_stored(text: str | None) -> str:
     """Masked, on one line, trimmed: what gets stored and indexed."""
     return " ".join(mask_secrets(text or "").split())
 

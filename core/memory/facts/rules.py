@@ -43,7 +43,7 @@ _QUERY_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
-class Tokens:
+class FactTerms:
     """A fact's comparable form: content words, its numbers, and whether it is negated."""
 
     words: frozenset[str]
@@ -55,7 +55,7 @@ class Tokens:
         return self.words | self.numbers
 
 
-def tokenize(text: str) -> Tokens:
+def tokenize(text: str) -> FactTerms:
     """The tokens the update rules compare (see the module docstring)."""
     words: set[str] = set()
     numbers: set[str] = set()
@@ -76,7 +76,7 @@ def tokenize(text: str) -> Tokens:
         if len(word) > 4 and word.isalpha() and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         words.add(word)
-    return Tokens(frozenset(words), frozenset(numbers), negated)
+    return FactTerms(frozenset(words), frozenset(numbers), negated)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -108,7 +108,7 @@ def compare(old: str, new: str) -> Comparison:
     return compare_tokens(a, b)
 
 
-def compare_tokens(a: Tokens, b: Tokens) -> Comparison:
+def compare_tokens(a: FactTerms, b: FactTerms) -> Comparison:
     old_all, new_all = a.all, b.all
     shared = old_all & new_all
     overlap = jaccard(old_all, new_all)

@@ -6,7 +6,7 @@ part of the recalled context through :mod:`.recall`. What a new fact does is dec
 :mod:`.decide` with the rules of :mod:`.rules` (``docs/facts.md``).
 
 This module must never delete a fact, never store text that has not been through
-:func:`.records.fact_text` (secrets masked), and never let ``facts_fts`` (an external-content
+:func:`.records.as_stored` (secrets masked), and never let ``facts_fts`` (an external-content
 FTS5 table) drift from ``facts``: every write removes the old row's tokens with FTS5's
 ``'delete'`` command before the new ones go in.
 """
@@ -28,9 +28,9 @@ from clawback.core.memory.facts.records import (
     Fact,
     FactChange,
     NewFact,
+    as_stored,
     check_type,
     fact_from_row,
-    fact_text,
 )
 from clawback.core.memory.facts.rules import Action
 from clawback.core.search import build_match
@@ -130,7 +130,7 @@ class FactStore:
     def add(self, new: NewFact) -> FactChange:
         """Store ``new`` by the update rules: ADD, UPDATE, SUPERSEDE or NONE."""
         check_type(new.type)
-        if not fact_text(new.content):
+        if not as_stored(new.content):
             raise UsageError("a fact needs some content")
         with self._writing() as conn:
             decision = self.decide(new)
@@ -177,7 +177,7 @@ class FactStore:
     def _replaceable(self, fact_id: int, content: str, verb: str) -> Fact:
         """The fact ``content`` may replace: active, since a superseded fact is history (what was
         true before) and changing it would change the record, not the knowledge."""
-        if not fact_text(content):
+        if not as_stored(content):
             raise UsageError("a fact needs some content")
         fact = self.get(fact_id)
         if fact.superseded_by is not None:
@@ -225,7 +225,7 @@ class FactStore:
 
     def _insert(self, conn: sqlite3.Connection, new: NewFact, *, edited: bool) -> int:
         now = now_ts()
-        content, context = fact_text(new.content), fact_text(new.context) or None
+        content, context = as_stored(new.content), as_stored(new.context) or None
         cursor = conn.execute(
             """INSERT INTO facts (type, content, context, session_id, message_id,
                    conversation_id, created_at, updated_at, edited, source_ts)
@@ -252,8 +252,8 @@ class FactStore:
 
     def _rewrite(self, conn: sqlite3.Connection, old: Fact, new: NewFact, *, edited: bool) -> None:
         """Replace a fact's text in place (UPDATE rule or a hand edit); provenance follows it."""
-        content = fact_text(new.content)
-        context = fact_text(new.context) or old.context
+        content = as_stored(new.content)
+        context = as_stored(new.context) or old.context
         conn.execute(
             "INSERT INTO facts_fts (facts_fts, rowid, content, context) VALUES ('delete', ?, ?, ?)",
             (old.id, old.content, old.context),
