@@ -127,7 +127,7 @@ def chat(
         # A turn whose recall loaded the vectors itself starts a warm process for the next one,
         # now that the reply is out (not while this one loads the same vectors).
         if engine.nearest is not None:
-            from clawback.core.warm.nearest import start_for_next
+            from clawback.core.warm import start_for_next
 
             start_for_next(engine.nearest)
     if outcome.cancelled:

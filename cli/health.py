@@ -35,7 +35,7 @@ def health_command(ctx: click.Context, as_json: bool) -> None:
     vectors = coverage(
         home.db, home.paths.vectors, tools_and_thinking=home.config.embeddings.tools_and_thinking
     )
-    from clawback.core.warm.server import status as warm_status
+    from clawback.core.warm import status as warm_status
 
     hook_runs = last_runs(home.paths.hooks)
     hook_failures = recent_failures(home.paths.hooks)
@@ -126,7 +126,7 @@ def _print_hooks(runs: dict[str, Any], failures: list[Any]) -> None:
 
 def _print_warm(said: dict[str, Any] | None, minutes: int) -> None:
     """The warm process: what it holds and how long it stays, when one runs."""
-    from clawback.core.warm.server import summary
+    from clawback.core.warm import summary
 
     if said is not None:
         pid = said.get("pid")

@@ -22,7 +22,7 @@ from clawback.core.hooks.plugin import refuse_beside_the_plugin
 from clawback.core.hooks.status import hooks_status
 from clawback.core.paths import Paths
 from clawback.core.spawning import clawback_command
-from clawback.core.warm.server import stop as stop_warm_process
+from clawback.core.warm import stop as stop_warm_process
 
 SCOPE_HELP = "user: every project; project: this folder, shared; local: this folder, just you."
 
@@ -175,8 +175,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if minutes <= 0:
         warm = "off (hooks.warm_minutes = 0)"
     else:
-        from clawback.core.warm.server import status as warm_status
-        from clawback.core.warm.server import summary
+        from clawback.core.warm import status as warm_status
+        from clawback.core.warm import summary
 
         said = warm_status(paths) if report["warm_process"] else None
         warm = f"running: {summary(said)}" if said else "not running"

@@ -128,7 +128,7 @@ def search_command(
         # A search that loaded the vectors itself starts a warm process for the next one, now
         # that the results are out (not while this one loads the same vectors).
         if nearest is not None:
-            from clawback.core.warm.nearest import start_for_next
+            from clawback.core.warm import start_for_next
 
             if start_for_next(nearest):
                 _say_once_it_started(Paths.resolve(home_option(ctx)))
@@ -225,7 +225,7 @@ def _vector_side(ctx: click.Context) -> tuple[NearestChunks | None, str | None, 
         from clawback.core.config import load_config
 
         config = load_config(paths.config)
-    from clawback.core.warm.nearest import one_shot_nearest
+    from clawback.core.warm import one_shot_nearest
 
     def may_start() -> bool:
         return config.hooks.warm_for_search or _hooks_installed(Path.cwd())

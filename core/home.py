@@ -272,7 +272,7 @@ class Home:
         for a process that answers once and ends (``one_shot``: a ``clawback chat`` turn),
         asked of the home's warm process when one runs (``one_shot_nearest``)."""
         if one_shot:
-            from clawback.core.warm.nearest import one_shot_nearest
+            from clawback.core.warm import one_shot_nearest
 
             return one_shot_nearest(self.paths, self.config)[0]  # recall is a bonus: no why
         return deferred_nearest(self.paths.vectors, self.config.embeddings)

@@ -51,7 +51,7 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
 
 #: The rooms whose ``__init__.py`` is their door (an import-linter contract keeps the other
 #: packages out of the modules behind it); each loads its names on first use.
-DOORS = ("clawback.core.search", "clawback.core.recall")
+DOORS = ("clawback.core.search", "clawback.core.recall", "clawback.core.warm")
 
 
 def _door_types(door: str) -> dict[str, str]:
@@ -62,7 +62,7 @@ def _door_types(door: str) -> dict[str, str]:
     module = importlib.import_module(door)
     tree = ast.parse(Path(str(module.__file__)).read_text())
     return {
-        alias.name: node.module.rpartition(".")[2]
+        alias.name: node.module.removeprefix(door + ".")
         for block in tree.body
         if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
         for node in block.body

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from clawback.core.errors import ClawbackError
 from clawback.core.gateway.status import read_status
-from clawback.core.warm.server import status as warm_status
-from clawback.core.warm.server import summary as warm_summary
+from clawback.core.warm import status as warm_status
+from clawback.core.warm import summary as warm_summary
 from textual.dom import DOMNode
 from textual.worker import Worker
 

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from clawback.core.warm.address import home_folder, hooks_folder, socket_address
+from clawback.core.warm import home_folder, hooks_folder, socket_address
 
 SWITCH_ENV = "CLAWBACK_HOOKS"
 WARM_ENV = "CLAWBACK_WARM"

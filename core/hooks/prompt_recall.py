@@ -28,7 +28,7 @@ def answer(ctx: HookContext) -> Answer:
     if not prompt.strip() or prompt.lstrip().startswith("/"):
         return Answer(detail="a command, not a question")  # /compact, /clear: nothing to recall
     from clawback.core.hooks import recall_block
-    from clawback.core.warm.server import allowed
+    from clawback.core.warm import allowed
 
     if ctx.warm is not None:
         return recall_block.in_warm(ctx)

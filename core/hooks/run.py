@@ -297,7 +297,7 @@ def answer_here(
 
 
 def _start_warm(paths: Paths) -> None:
-    from clawback.core.warm.server import allowed, should_start, start
+    from clawback.core.warm import allowed, should_start, start
 
     if not paths.config.parent.is_dir():
         return  # no home: nothing to serve

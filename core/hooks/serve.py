@@ -18,7 +18,7 @@ from clawback.core.hooks.client import PASSED_ENV, remember_timeout
 from clawback.core.hooks.run import HANDLERS, WarmResources, run_hook
 from clawback.core.paths import Paths
 from clawback.core.search import NearestChunks
-from clawback.core.warm.program import serve_home
+from clawback.core.warm import serve_home
 
 
 def _load_handlers() -> None:

@@ -28,7 +28,7 @@ from clawback.core.hooks.settings import (
 from clawback.core.paths import Paths
 from clawback.core.safefiles import read_regular
 from clawback.core.safejson import loads
-from clawback.core.warm.server import running
+from clawback.core.warm import running
 
 
 def _scope(scope: str, path: Path, home: Path) -> dict[str, Any]:

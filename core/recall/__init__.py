@@ -10,9 +10,7 @@ holds it). Names load on first use, so a hook that only strips a block imports n
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: a door imports nothing until a name is asked for
 if TYPE_CHECKING:
     from clawback.core.recall.block import (
         CLOSE_TAG,
@@ -74,8 +72,8 @@ __all__ = [
 
 if not TYPE_CHECKING:  # hidden from mypy, so a name the door does not export is an error there
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         home = _HOMES.get(name)
         if home is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+        return getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)
