@@ -41,7 +41,7 @@ from clawback.core.chat.engine import (
 )
 from clawback.core.chat.policy import CHAT_COMMANDS, CLI_EQUIVALENTS, chat_command
 from clawback.core.chat.sessions import ChatSession
-from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude import ClaudeError
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.faults import explain
 from clawback.core.home import Home

@@ -39,9 +39,9 @@ from clawback.core.chat.engine import (
 from clawback.core.chat.policy import CHAT_COMMANDS, chat_command, local_session_key
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.spend import SessionSpend, describe_turn
-from clawback.core.claude.errors import ClaudeError
+from clawback.core.claude import ClaudeError
 from clawback.core.errors import ClawbackError
-from clawback.core.memory.lifecycle import MemoryLifecycleHooks
+from clawback.core.memory import MemoryLifecycleHooks
 
 T = TypeVar("T")
 

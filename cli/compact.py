@@ -14,13 +14,13 @@ from clawback.cli.home import chat_session, open_home
 from clawback.cli.output import err, escape, on_a_terminal, out, print_json
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.errors import ClawbackError
-from clawback.core.memory.compaction import (
+from clawback.core.memory import (
     CompactionProposal,
+    FactChange,
     describe_changes,
     extract_compacted_facts,
     list_compactions,
 )
-from clawback.core.memory.facts import FactChange
 
 
 def print_compaction(session: ChatSession, proposal: CompactionProposal) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.memory.facts import FACT_TYPES, Fact, FactStore
+from clawback.core.memory import FACT_TYPES, Fact, FactStore
 
 
 def _print_fact(fact: Fact) -> None:

@@ -12,7 +12,7 @@ import asyncio
 import click
 from clawback.cli.home import chat_session, open_home
 from clawback.cli.output import err, escape, on_a_terminal, out, print_json
-from clawback.core.memory.flush import FlushProposal
+from clawback.core.memory import FlushProposal
 
 
 def print_flush(proposal: FlushProposal) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 from clawback.cli.home import home_option
 from clawback.cli.output import note
-from clawback.core.claude.mcp import (
+from clawback.core.claude import (
     MCP_SCOPES,
     SERVER_KEY,
     add_argv,
@@ -52,7 +52,7 @@ def _home(ctx: click.Context) -> Path:
 
 def _claude(ctx: click.Context) -> str:
     """The user's ``claude`` (``chat.claude_command``, ``$CLAWBACK_CLAUDE``), as a full path."""
-    from clawback.core.claude.runner import ClaudeRunner
+    from clawback.core.claude import ClaudeRunner
     from clawback.core.config import load_config
 
     paths = Paths.resolve(home_option(ctx))

@@ -16,7 +16,7 @@ import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
 from clawback.core.errors import NotFoundError, UsageError
-from clawback.core.memory.files import MAX_BYTES, MAX_LINES, Workspace
+from clawback.core.memory import MAX_BYTES, MAX_LINES, Workspace
 
 #: a note from stdin is bounded (a person's note, not a file to import)
 MAX_REMEMBER_BYTES = 64 * 1024

@@ -13,7 +13,7 @@ from typing import Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.memory.librarian import ConversationOutcome
+from clawback.core.memory import ConversationOutcome
 
 
 def _print_outcome(outcome: ConversationOutcome) -> None:

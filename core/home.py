@@ -31,7 +31,7 @@ from clawback.core.ingest.sources import (
     configured_roots,
     root_for_path,
 )
-from clawback.core.memory.files import Workspace
+from clawback.core.memory import Workspace
 from clawback.core.paths import Paths, ensure_private_dir
 from clawback.core.records import Source
 from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
@@ -39,10 +39,8 @@ from clawback.core.salvage import Salvage, read_salvage, restore, restore_labels
 if TYPE_CHECKING:  # the services load when asked for: `clawback ingest` needs none of them
     from clawback.core.chat.engine import ChatEngine
     from clawback.core.chat.host import EngineHost
-    from clawback.core.claude.runner import ClaudeRunner
-    from clawback.core.memory.compaction import Compactor
-    from clawback.core.memory.flush import MemoryFlush
-    from clawback.core.memory.librarian import ConversationOutcome, Librarian
+    from clawback.core.claude import ClaudeRunner
+    from clawback.core.memory import Compactor, ConversationOutcome, Librarian, MemoryFlush
     from clawback.core.search import NearestChunks
 
 
@@ -246,8 +244,7 @@ class Home:
         compaction, fact extraction) runs in every turn.
         """
         from clawback.core.chat.engine import ChatEngine
-        from clawback.core.memory.facts import facts_provider
-        from clawback.core.memory.lifecycle import MemoryLifecycleHooks
+        from clawback.core.memory import MemoryLifecycleHooks, facts_provider
 
         kwargs.setdefault("facts_provider", facts_provider(self.db))
         if "nearest" not in kwargs:  # not setdefault: building one imports numpy, given or not
@@ -303,7 +300,7 @@ class Home:
 
     def memory_flush(self, engine: ChatEngine) -> MemoryFlush:
         """A memory flush for ``engine``'s sessions, writing into this home's workspace."""
-        from clawback.core.memory.flush import MemoryFlush
+        from clawback.core.memory import MemoryFlush
 
         return MemoryFlush(
             runner=engine.runner,
@@ -317,7 +314,7 @@ class Home:
 
     def compactor(self, engine: ChatEngine) -> Compactor:
         """A compactor for ``engine``'s sessions, masking secrets as the config says."""
-        from clawback.core.memory.compaction import Compactor
+        from clawback.core.memory import Compactor
 
         return Compactor(
             runner=engine.runner,
@@ -336,7 +333,7 @@ class Home:
         on_outcome: Callable[[ConversationOutcome], None] | None = None,
     ) -> Librarian:
         """The librarian that turns this home's finished conversations into facts."""
-        from clawback.core.memory.librarian import Librarian
+        from clawback.core.memory import Librarian
 
         return Librarian(self.db, self.paths, self.config, runner, on_outcome=on_outcome)
 

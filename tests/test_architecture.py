@@ -51,7 +51,14 @@ def test_every_package_folder_is_listed_for_the_wheel() -> None:
 
 #: The rooms whose ``__init__.py`` is their door (an import-linter contract keeps the other
 #: packages out of the modules behind it); each loads its names on first use.
-DOORS = ("clawback.core.search", "clawback.core.recall", "clawback.core.warm")
+DOORS = (
+    "clawback.core.search",
+    "clawback.core.recall",
+    "clawback.core.warm",
+    "clawback.core.claude",
+    "clawback.core.memory",
+    "clawback.core.text",
+)
 
 
 def _door_types(door: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from .widgets.footer import PaneFooter
 from .widgets.pane import Pane
 
 if TYPE_CHECKING:  # the chat loads claude's runner when it starts, not the app
-    from clawback.core.claude.runner import ClaudeRunner
+    from clawback.core.claude import ClaudeRunner
 
 PANE_ACTIONS = {"show_pane", "show_compaction", "chat", "new_chat", "toggle_sessions", "help"}
 # Below this width the sessions list and the pane beside it would both be too narrow to use,

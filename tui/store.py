@@ -32,15 +32,15 @@ from clawback.core.faults import set_aside
 from clawback.core.home import Home
 from clawback.core.ingest.ingestor import IngestStats, Progress
 from clawback.core.ingest.sources import SourceRoot, configured_roots
-from clawback.core.memory.auto_memory import (
+from clawback.core.memory import (
     ProjectMemory,
+    Workspace,
     auto_memory_roots,
     auto_memory_title,
     list_auto_memory,
     locate,
     with_working_folders,
 )
-from clawback.core.memory.files import Workspace
 from clawback.core.records import Source
 from clawback.core.search import NearestChunks, SearchFilters, SearchHit, SearchResults, find
 from clawback.core.usage import (

@@ -38,7 +38,7 @@ from typing import Any
 
 from clawback.core.paths import PRIVATE_FILE, ensure_private_dir
 from clawback.core.safefiles import FileRefused, read_regular
-from clawback.core.text.json_masking import mask_json
+from clawback.core.text import mask_json
 
 MAGIC = b"clawback-kept 1\n"
 _FRAME = struct.Struct(">4sQQQQI")  # tag, first line, last line, start, end offset, data size

@@ -51,10 +51,18 @@ from clawback.core.chat.sessions import (
 )
 from clawback.core.chat.transcript import Transcript
 from clawback.core.chat.turn import ChatTurn, TurnPlan
-from clawback.core.claude.errors import ClaudeBadOutput, ClaudeError
-from clawback.core.claude.events import AssistantMessage, Result, TextDelta
-from clawback.core.claude.mcp import McpTools, chat_tools, config_block
-from clawback.core.claude.runner import ClaudeRunner, TurnResult
+from clawback.core.claude import (
+    AssistantMessage,
+    ClaudeBadOutput,
+    ClaudeError,
+    ClaudeRunner,
+    McpTools,
+    Result,
+    TextDelta,
+    TurnResult,
+    chat_tools,
+    config_block,
+)
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.paths import Paths

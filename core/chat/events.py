@@ -16,7 +16,7 @@ from typing import Any
 
 from clawback.core.chat.prompt import AssembledPrompt
 from clawback.core.chat.sessions import ChatSession
-from clawback.core.claude.events import Usage
+from clawback.core.claude import Usage
 
 __all__ = [
     "ApiRetrying",

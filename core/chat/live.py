@@ -29,12 +29,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from clawback.core.chat.prompt import AssembledPrompt, History
-from clawback.core.claude.errors import ClaudeGone
-from clawback.core.claude.events import Event
-from clawback.core.claude.live import LiveClaude
-from clawback.core.claude.mcp import McpTools
-from clawback.core.claude.runner import ClaudeRunner
-from clawback.core.claude.watchdog import Watchdog
+from clawback.core.claude import ClaudeGone, ClaudeRunner, Event, LiveClaude, McpTools, Watchdog
 from clawback.core.recall import RecallBlock
 
 __all__ = ["LiveConversation", "LiveConversations", "LiveTurn", "ProcessSpec"]

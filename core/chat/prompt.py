@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from clawback.core.config import ChatConfig
 from clawback.core.recall import RecallBlock, recall_cap, recall_terms
-from clawback.core.text.wrappers import neutralise_wrappers
+from clawback.core.text import neutralise_wrappers
 from clawback.core.timeutil import normalize_ts
 from clawback.core.tokens import estimate_tokens
 

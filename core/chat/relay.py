@@ -16,8 +16,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from clawback.core.chat.events import ApiRetrying, ChatEvent, ReplyDelta, ToolCalled
-from clawback.core.claude.errors import ClaudeCancelled
-from clawback.core.claude.events import ApiRetry, AssistantMessage, Result, SystemInit, TextDelta
+from clawback.core.claude import (
+    ApiRetry,
+    AssistantMessage,
+    ClaudeCancelled,
+    Result,
+    SystemInit,
+    TextDelta,
+)
 from clawback.core.formats.native import tool_call_summary
 
 __all__ = ["ReplyRelay"]

@@ -32,7 +32,7 @@ from clawback.core.chat.policy import (
     resolve_model,
 )
 from clawback.core.chat.transcript import Transcript
-from clawback.core.claude.events import Usage
+from clawback.core.claude import Usage
 from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
 from clawback.core.errors import NotFoundError, UsageError

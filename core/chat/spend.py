@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from clawback.core.chat.transcript import Transcript
-from clawback.core.claude.events import Usage
+from clawback.core.claude import Usage
 
 __all__ = ["SessionSpend", "describe_session", "describe_turn", "usage_json", "usage_of"]
 

@@ -35,10 +35,7 @@ from clawback.core.chat.prompt import AssembledPrompt, History
 from clawback.core.chat.relay import ReplyRelay
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.turn_writer import TurnWriter
-from clawback.core.claude.errors import ClaudeCancelled, ClaudeError
-from clawback.core.claude.events import Result
-from clawback.core.claude.mcp import McpTools
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude import ClaudeCancelled, ClaudeError, ClaudeRunner, McpTools, Result
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.recall import strip_recalled
 

@@ -18,7 +18,7 @@ from clawback.core.chat.events import ToolCalled, TurnOutcome
 from clawback.core.chat.sessions import SessionStore
 from clawback.core.chat.spend import usage_json
 from clawback.core.chat.transcript import Transcript, TranscriptMessage
-from clawback.core.claude.events import Usage
+from clawback.core.claude import Usage
 from clawback.core.formats.native import message_event, tool_call_event
 from clawback.core.recall import strip_recalled
 from clawback.core.timeutil import format_ts

@@ -20,7 +20,7 @@ from clawback.core.chat.sessions import ChatSession
 from clawback.core.chat.transcript import Transcript, TranscriptView
 from clawback.core.db import write_transaction
 from clawback.core.home import Home
-from clawback.core.memory.facts import FactStore, NewFact
+from clawback.core.memory import FactStore, NewFact
 
 SESSION_ID = "618966e0-d7ef-5856-afd2-a43fb7f0c984"
 KEY = "local:demo"

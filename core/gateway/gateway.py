@@ -27,7 +27,7 @@ from typing import Any
 
 from clawback.core.chat.host import EngineHost
 from clawback.core.chat.policy import CHAT_COMMANDS
-from clawback.core.claude.errors import (
+from clawback.core.claude import (
     ClaudeError,
     ClaudeNotFound,
     ClaudeNotLoggedIn,

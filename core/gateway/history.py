@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from clawback.core.config import atomic_write_bytes
-from clawback.core.text.wrappers import neutralise_wrappers
+from clawback.core.text import neutralise_wrappers
 
 __all__ = [
     "CONTEXT_HEADING",

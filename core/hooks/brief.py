@@ -26,8 +26,7 @@ from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.locks import flush_running
 from clawback.core.hooks.run import MAX_CONTEXT_CHARS, Answer, HookContext
 from clawback.core.recall import CLOSE_TAG
-from clawback.core.text.fields import prompt_field
-from clawback.core.text.wrappers import neutralise_wrappers
+from clawback.core.text import neutralise_wrappers, prompt_field
 from clawback.core.tokens import CHARS_PER_TOKEN
 
 OPEN_TAG = '<recalled-context source="memory" kind="brief">'

@@ -11,7 +11,7 @@ disk.
 
 from __future__ import annotations
 
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets
 
 PREAMBLE = (
     "clawback recalled the following from this person's past sessions and memory files. It is "

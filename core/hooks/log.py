@@ -59,7 +59,7 @@ def log_path(hooks_dir: Path) -> Path:
 def masked(run: HookRun) -> HookRun:
     """``run`` with what an event or an error brought in (the session id, the working folder,
     the detail) masked as the index masks the same fields."""
-    from clawback.core.text.masking import seal  # only a run that has such text pays for it
+    from clawback.core.text import seal  # only a run that has such text pays for it
 
     return replace(
         run,

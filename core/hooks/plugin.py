@@ -57,7 +57,7 @@ class PluginState:
 def plugin_tools() -> tuple[str, ...]:
     """What Claude Code names the plugin server's tools (``mcp__plugin_<plugin>_<server>__<tool>``),
     for the skill and commands that let Claude call them."""
-    from clawback.core.claude.mcp import SERVER_KEY, TOOL_NAMES  # kept off every hook's imports
+    from clawback.core.claude import SERVER_KEY, TOOL_NAMES  # kept off every hook's imports
 
     return tuple(f"mcp__plugin_{PLUGIN_NAME}_{SERVER_KEY}__{name}" for name in TOOL_NAMES)
 

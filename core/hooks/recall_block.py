@@ -20,7 +20,7 @@ from clawback.core.db import connect_reader
 from clawback.core.embeddings import deferred_nearest
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.run import Answer, HookContext
-from clawback.core.memory.facts import facts_for_recall
+from clawback.core.memory import facts_for_recall
 from clawback.core.recall import recall
 from clawback.core.search import LOOSE_FLOOR, NearestChunks
 

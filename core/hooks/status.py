@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from clawback.core.claude.mcp import SERVER_KEY
+from clawback.core.claude import SERVER_KEY
 from clawback.core.errors import ClawbackError
 from clawback.core.hooks.log import last_runs, recent_failures
 from clawback.core.hooks.plugin import plugin_state

@@ -24,7 +24,7 @@ from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
 from clawback.core.ingest.sources import WorkItem, is_quiet
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source, TokenUsage
-from clawback.core.text.cjk import cjk_bigrams
+from clawback.core.text import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts
 from clawback.core.usage.index import UsageRow, id_key
 

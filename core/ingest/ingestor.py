@@ -54,7 +54,7 @@ from clawback.core.locking import WriterLock
 from clawback.core.paths import Paths
 from clawback.core.records import SessionMeta, Source
 from clawback.core.safejson import clean_text
-from clawback.core.text.masking import mask_secrets, seal
+from clawback.core.text import mask_secrets, seal
 
 __all__ = ["GROUP_BYTES", "IngestStats", "Ingestor", "Progress", "ProgressFactory"]
 

@@ -16,8 +16,7 @@ from clawback.core.ingest.batch import FileState
 from clawback.core.ingest.repair import forget_file
 from clawback.core.ingest.sources import WorkItem
 from clawback.core.ingest.stats import IngestStats
-from clawback.core.text.cjk import cjk_bigrams
-from clawback.core.text.splitting import markdown_blocks
+from clawback.core.text import cjk_bigrams, markdown_blocks
 
 
 def ingest_memory_file(

@@ -20,7 +20,7 @@ from clawback.core.formats.detect import WORKFLOW_JOURNAL, is_workflow_journal
 from clawback.core.ingest.sources import QUIET_SECONDS, SourceRoot, WorkItem, stored_key
 from clawback.core.ingest.stats import IngestStats
 from clawback.core.records import Source
-from clawback.core.text.masking import MASK
+from clawback.core.text import MASK
 
 DetectFile = Callable[[Path], tuple[Source | None, str]]  # a file's format, or None and why not
 

@@ -27,7 +27,7 @@ from clawback.core.ingest.stats import IngestStats
 from clawback.core.paths import Paths
 from clawback.core.records import Source
 from clawback.core.safejson import clean_text
-from clawback.core.text.masking import seal
+from clawback.core.text import seal
 
 # Work a full ingest does first even when no file changed (see Ingestor.recover and ingest):
 # a file a killed run left half-read, usage not yet read back, summaries to match to sessions.

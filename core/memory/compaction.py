@@ -22,8 +22,7 @@ import sqlite_utils
 from clawback.core.chat.prompt import DEFAULT_SYSTEM_PROMPT, ContextMessage, render_message
 from clawback.core.chat.sessions import ChatSession, SessionStore
 from clawback.core.chat.transcript import Transcript
-from clawback.core.claude.errors import ClaudeError
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude import ClaudeError, ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError, UsageError
@@ -32,7 +31,7 @@ from clawback.core.memory.extraction import ExtractionMessage, extract
 from clawback.core.memory.facts import Action, FactChange, FactStore
 from clawback.core.memory.flush import HistoryOf, IndexPath, is_no_reply
 from clawback.core.memory.ledger import CompactionRecord, compacted_messages, list_compactions
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets
 from clawback.core.timeutil import format_ts
 from clawback.core.tokens import CHARS_PER_TOKEN, estimate_tokens
 

@@ -20,11 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawback.core.claude.errors import ClaudeError
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude import ClaudeError, ClaudeRunner
 from clawback.core.memory.facts import FACT_TYPES, NewFact
-from clawback.core.text.fields import prompt_field
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets, prompt_field
 
 __all__ = [
     "EXTRACTION_SCHEMA",

@@ -25,7 +25,7 @@ from pathlib import Path
 from clawback.core.config import atomic_write_bytes
 from clawback.core.errors import NotFoundError, UsageError
 from clawback.core.paths import PRIVATE_DIR, ensure_private_dir, make_private_dirs
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets
 
 MEMORY_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"

@@ -21,13 +21,11 @@ from typing import Any
 
 from clawback.core.chat.prompt import AssembledPrompt, History, assemble
 from clawback.core.chat.sessions import ChatSession, SessionStore
-from clawback.core.claude.events import Usage
-from clawback.core.claude.runner import ClaudeRunner, TurnResult
+from clawback.core.claude import ClaudeRunner, TurnResult, Usage
 from clawback.core.config import ChatConfig
 from clawback.core.errors import NotFoundError
 from clawback.core.memory.files import Workspace
-from clawback.core.text.fields import prompt_field
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets, prompt_field
 from clawback.core.timeutil import format_ts
 
 __all__ = [

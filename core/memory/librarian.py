@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlite_utils
 from clawback.core.archive.conversations import refresh_ready
-from clawback.core.claude.errors import (
+from clawback.core.claude import (
     ClaudeAuthError,
     ClaudeCancelled,
     ClaudeError,
@@ -27,8 +27,8 @@ from clawback.core.claude.errors import (
     ClaudeNotLoggedIn,
     ClaudeOverloaded,
     ClaudeRateLimited,
+    ClaudeRunner,
 )
-from clawback.core.claude.runner import ClaudeRunner
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.errors import ClawbackError

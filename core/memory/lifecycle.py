@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import sqlite_utils
 from clawback.core.chat.events import ThresholdHooks, TurnOutcome
 from clawback.core.chat.sessions import ChatSession, SessionStore
-from clawback.core.claude.runner import ClaudeRunner
+from clawback.core.claude import ClaudeRunner
 from clawback.core.config import ChatConfig
 from clawback.core.errors import ClawbackError
 from clawback.core.memory.compaction import (

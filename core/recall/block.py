@@ -20,8 +20,7 @@ from typing import TypeVar
 
 from clawback.core.archive.refs import fact_ref
 from clawback.core.recall.records import RecalledFact, RecallHit
-from clawback.core.text.fields import prompt_field
-from clawback.core.text.wrappers import neutralise_wrappers
+from clawback.core.text import neutralise_wrappers, prompt_field
 from clawback.core.tokens import estimate_tokens
 
 KNOWLEDGE_SHARE = 0.30

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 
 from clawback.core.recall.block import strip_recalled
 from clawback.core.search import date_window, split_questions
-from clawback.core.text.cjk import has_cjk
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS, has_cjk
 
 MIN_QUERY_CHARS = 3
 QUERY_MESSAGES = 3

@@ -22,7 +22,7 @@ from typing import Any
 from clawback.core.db import Queryable
 from clawback.core.search.filters import passing
 from clawback.core.search.fusion import Fused
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS
 
 MAX_CHARS = 40  # longer text says something, whatever its words
 MAX_WORDS = 4

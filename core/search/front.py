@@ -29,7 +29,7 @@ from clawback.core.search.engine import (
 )
 from clawback.core.search.facts import FactHit, search_facts
 from clawback.core.search.plan import plan_query
-from clawback.core.text.cjk import has_cjk
+from clawback.core.text import has_cjk
 
 NOTHING = "nothing in the archive matches this, by words or by meaning"
 NOTHING_THEN = "nothing in the archive was said then"  # a question naming only a time

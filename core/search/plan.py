@@ -26,7 +26,7 @@ from datetime import date
 from clawback.core.search.dates import DateWindow, date_window
 from clawback.core.search.query import MAX_TERMS, Term, parse_terms, split_terms, term_expression
 from clawback.core.search.sentence import is_natural
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS
 
 #: Words that ask what went on rather than about a topic: with a date and nothing else, "what
 #: happened on May 3?" and "what was I working on last week?" ask for that time itself.

@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from clawback.core.text.cjk import query_bigrams, split_scripts
+from clawback.core.text import query_bigrams, split_scripts
 
 CJK_COLUMN = "cjk"  # the bigram column of entries_fts
 MAX_TERMS = 32  # each side; a pasted paragraph is not a query, and FTS5 limits expression depth

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS
 
 MIN_WORDS = 2  # content words a part needs to be asked on its own
 MAX_QUESTIONS = 4  # a long message is asked as at most this many questions (its last ones)

@@ -19,7 +19,7 @@ from clawback.core.db import Queryable
 from clawback.core.search.filters import passing
 from clawback.core.search.plan import light_stem
 from clawback.core.search.sentence import QUESTION_STARTS
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS
 
 RESTATING_WORDS = 12  # a turn with more content words than this says more than a question
 RESTATING_CHARS = 400

@@ -8,7 +8,7 @@ Tuesday?", a word in the keywords "zebracorn Tuesday"): both ask here.
 from __future__ import annotations
 
 from clawback.core.search.query import Term, split_terms
-from clawback.core.text.stopwords import STOPWORDS
+from clawback.core.text import STOPWORDS
 
 QUESTION_STARTS = frozenset(
     """who whom whose what when where which why how did do does is are was were can could should

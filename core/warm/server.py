@@ -355,7 +355,7 @@ def _serve_client(conn: socket.socket, answer: Answer, state: _Serving) -> None:
 def _why(exc: Exception) -> str:
     """What went wrong, on one line and masked as the index masks text: it may quote a
     request."""
-    from clawback.core.text.masking import seal
+    from clawback.core.text import seal
 
     return seal(" ".join(f"{type(exc).__name__}: {exc}".split()))[:500]
 

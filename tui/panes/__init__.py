@@ -20,7 +20,7 @@ from .transcript import TranscriptPane
 from .usage import UsagePane
 
 if TYPE_CHECKING:
-    from clawback.core.claude.runner import ClaudeRunner
+    from clawback.core.claude import ClaudeRunner
 
 
 @dataclass

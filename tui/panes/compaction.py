@@ -19,16 +19,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.errors import UsageError
-from clawback.core.memory.compaction import (
+from clawback.core.memory import (
     CompactionProposal,
     CompactionRecord,
     Compactor,
+    Fact,
+    FactStore,
+    FlushProposal,
+    MemoryFlush,
+    MemoryLifecycleHooks,
     NothingToCompact,
     list_compactions,
 )
-from clawback.core.memory.facts import Fact, FactStore
-from clawback.core.memory.flush import FlushProposal, MemoryFlush
-from clawback.core.memory.lifecycle import MemoryLifecycleHooks
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType

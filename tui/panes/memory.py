@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from clawback.core.errors import NotFoundError
-from clawback.core.memory.auto_memory import ProjectMemory, locate
-from clawback.core.memory.files import (
+from clawback.core.memory import (
     MAX_BYTES,
     MAX_LINES,
     MEMORY_FILE,
     MemoryFile,
+    ProjectMemory,
     broken_links,
+    locate,
 )
 from textual import on, work
 from textual.app import ComposeResult

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawback.core.memory.auto_memory import ProjectMemory, auto_memory_title
-from clawback.core.memory.files import MemoryFile, Workspace
+from clawback.core.memory import MemoryFile, ProjectMemory, Workspace, auto_memory_title
 from rich.text import Text
 from textual import on
 from textual.widgets import Tree

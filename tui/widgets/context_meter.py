@@ -8,8 +8,7 @@ from typing import Any
 
 from clawback.core.chat.sessions import ChatSession
 from clawback.core.config import ChatConfig
-from clawback.core.memory.flush import FlushPolicy
-from clawback.core.memory.lifecycle import CompactionPolicy
+from clawback.core.memory import CompactionPolicy, FlushPolicy
 from textual.content import Content
 from textual.widgets import Static
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from clawback.core.memory.compaction import CompactionRecord, compacted_messages
-from clawback.core.memory.facts import Fact
+from clawback.core.memory import CompactionRecord, Fact, compacted_messages
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.content import Content

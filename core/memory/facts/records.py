@@ -14,7 +14,7 @@ from typing import Any
 
 from clawback.core.errors import UsageError
 from clawback.core.memory.facts.rules import FACT_TYPES, Action, Comparison
-from clawback.core.text.masking import mask_secrets
+from clawback.core.text import mask_secrets
 
 
 @dataclass
