@@ -20,6 +20,8 @@ from clawback.core.mcp.texts import (
     INSTRUCTIONS,
     SEARCH_DESCRIPTION,
     SERVER_NAME,
+    SINCE_DESCRIPTION,
+    UNTIL_DESCRIPTION,
 )
 
 #: the versions the SDK negotiates (``mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS``)
@@ -174,13 +176,13 @@ TOOLS: list[dict[str, Any]] = [
                 "since": {
                     "anyOf": [{"type": "string"}, {"type": "null"}],
                     "default": None,
-                    "description": "Only on or after YYYY-MM-DD.",
+                    "description": SINCE_DESCRIPTION,
                     "title": "Since",
                 },
                 "until": {
                     "anyOf": [{"type": "string"}, {"type": "null"}],
                     "default": None,
-                    "description": "Only on or before YYYY-MM-DD.",
+                    "description": UNTIL_DESCRIPTION,
                     "title": "Until",
                 },
                 "kind": {

@@ -22,7 +22,14 @@ from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.faults import explain
 from clawback.core.mcp import answers
-from clawback.core.mcp.texts import GET_DESCRIPTION, INSTRUCTIONS, SEARCH_DESCRIPTION, SERVER_NAME
+from clawback.core.mcp.texts import (
+    GET_DESCRIPTION,
+    INSTRUCTIONS,
+    SEARCH_DESCRIPTION,
+    SERVER_NAME,
+    SINCE_DESCRIPTION,
+    UNTIL_DESCRIPTION,
+)
 from clawback.core.mcp.tools import DEFAULT_RESULTS, KINDS, MAX_RESULTS, SOURCES, MemoryTools
 from clawback.core.search import NearestChunks
 from mcp.server.mcpserver import MCPServer
@@ -74,8 +81,8 @@ def build_server(db: Queryable, nearest: NearestChunks | None = None) -> MCPServ
             str | None, Field(description=f"Only this source: {', '.join(SOURCES)}.")
         ] = None,
         session: Annotated[str | None, Field(description="Only this session (id).")] = None,
-        since: Annotated[str | None, Field(description="Only on or after YYYY-MM-DD.")] = None,
-        until: Annotated[str | None, Field(description="Only on or before YYYY-MM-DD.")] = None,
+        since: Annotated[str | None, Field(description=SINCE_DESCRIPTION)] = None,
+        until: Annotated[str | None, Field(description=UNTIL_DESCRIPTION)] = None,
         kind: Annotated[str | None, Field(description=f"{', '.join(KINDS)} (default all).")] = None,
         mode: Annotated[
             str | None,

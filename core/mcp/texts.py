@@ -22,3 +22,5 @@ GET_DESCRIPTION = (
     "turns, a memory file chunk with line numbers, or a fact. A session_id returns that "
     "session's outline (title, dates, turn count, user prompts with refs). " + _REFERENCE
 )
+SINCE_DESCRIPTION = "Only from this day on: YYYY-MM-DD, a local day, or an ISO 8601 time."
+UNTIL_DESCRIPTION = "Only to the end of this day: YYYY-MM-DD, a local day, or an ISO 8601 time."
