@@ -199,6 +199,9 @@ def _show(query: str, results: SearchResults, as_json: bool, *, warm: bool) -> N
     if results.window is not None:  # a question naming only a time: say how it was read
         span = results.window.described()
         click.secho(f"what you asked {span}, a session each, newest first", err=True, dim=True)
+    elif results.read_as is not None and count:  # a time among words: say how it was read
+        span = results.read_as.described()
+        click.secho(f"read as {span}: what was said then comes first", err=True, dim=True)
     how = f" ({results.mode}{', warm' if warm else ''})" if results.mode != "keyword" else ""
     # What the person waited (start-up, loading, printing), beside the search's own time.
     click.secho(

@@ -103,6 +103,7 @@ class SearchResults:
     mode: str = "keyword"  # the mode that ran (hybrid falls back to keyword, see ``note``)
     note: str | None = None  # one line for the person when the asked-for mode could not run
     window: DateWindow | None = None  # the time a question naming only a time asked about
+    read_as: DateWindow | None = None  # the time the query names: hits from then come first
 
     @property
     def related_only(self) -> bool:
@@ -199,6 +200,7 @@ def search(
                 results.total, results.total_capped = _count(db, plan.loose or plan.strict)
             # What the vectors add is not counted by FTS5: the total is at least what is shown.
             results.total = max(results.total, len(results.hits))
+    results.read_as = plan.window
     results.seconds = time.perf_counter() - started
     return results
 

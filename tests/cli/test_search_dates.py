@@ -43,3 +43,25 @@ def test_what_happened_on_a_day(tmp_path: Path) -> None:
     said = "No matches for 'what happened on May 6, 2026?': nothing in the archive was said then"
     assert f"{said} (2026-05-06)." in empty.stderr
     assert empty.stderr.count("nothing in the archive") == 1
+
+
+def test_a_time_among_words_says_how_it_was_read(tmp_path: Path) -> None:
+    """Words and a time: the hits from then come first, and stderr says which days were read
+    (the line was printed only for a question naming a time alone)."""
+    src = tmp_path / "src" / "proj"
+    write_lines(
+        src / "a.jsonl", [cc_user("a", "a1", "tune the billing cron", ts="2026-05-04T09:00:00Z")]
+    )
+    write_lines(
+        src / "b.jsonl", [cc_user("b", "b1", "billing cron again", ts="2026-06-10T09:00:00Z")]
+    )
+    home = tmp_path / "home"
+    ingested = run_cli("ingest", str(tmp_path / "src"), "--source", "claude-code", home=home)
+    assert ingested.returncode == 0
+
+    shown = run_cli("search", "billing cron in May 2026", home=home)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.index("tune the billing") < shown.stdout.index("billing cron again")
+    assert "read as 2026-05-01 to 2026-05-31: what was said then comes first" in shown.stderr
+    plain = run_cli("search", "billing cron", home=home)
+    assert "read as" not in plain.stderr
