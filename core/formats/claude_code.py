@@ -127,13 +127,13 @@ def _message_line(obj: dict[str, Any]) -> ParsedLine:
         text = flatten_content(content) or "Conversation compacted"
         return _one_entry(obj, Role.SYSTEM, Kind.COMPACTION, text, conversational=True)
     model = message.get("model") if role is Role.ASSISTANT else None
-    line = MessageLine(
-        role=role,
-        timestamp=str_or_none(obj.get("timestamp")),
-        uuid=str_or_none(obj.get("uuid")),
-        sidechain=obj.get("isSidechain") is True,
-        model=model if isinstance(model, str) and model != "<synthetic>" else None,
-        talk=obj.get("isMeta") is not True and obj.get("isApiErrorMessage") is not True,
+    line = MessageLine(  # by position: it runs for every message line
+        role,
+        str_or_none(obj.get("timestamp")),
+        str_or_none(obj.get("uuid")),
+        obj.get("isSidechain") is True,  # sidechain
+        model if isinstance(model, str) and model != "<synthetic>" else None,
+        obj.get("isMeta") is not True and obj.get("isApiErrorMessage") is not True,  # talk
     )
     entries = block_entries(line, content)
     if not entries:
