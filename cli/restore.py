@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out
-from clawback.core.archive.restore import NotIndexed
-from clawback.core.archive.sessions import resolve_session, unique_prefixes
+from clawback.core.archive import NotIndexed, resolve_session, unique_prefixes
 
 
 @click.command()

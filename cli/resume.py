@@ -14,8 +14,14 @@ from pathlib import Path
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, fail
-from clawback.core.archive.resume import FolderGone, ResumePlan, claude_executable, plan_resume
-from clawback.core.archive.sessions import resolve_session, unique_prefixes
+from clawback.core.archive import (
+    FolderGone,
+    ResumePlan,
+    claude_executable,
+    plan_resume,
+    resolve_session,
+    unique_prefixes,
+)
 
 
 @click.command()

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import click
 from clawback.cli.home import open_home
 from clawback.cli.output import err, escape, out, print_json
-from clawback.core.archive.origins import CHANNELS
-from clawback.core.archive.sessions import (
+from clawback.core.archive import (
+    CHANNELS,
     SessionSummary,
     list_conversations,
     list_sessions,

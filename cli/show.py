@@ -6,7 +6,7 @@ import click
 from clawback.cli.home import open_home
 from clawback.cli.output import print_json
 from clawback.cli.sessions import usage_json
-from clawback.core.archive.sessions import export_markdown, resolve_session, session_messages
+from clawback.core.archive import export_markdown, resolve_session, session_messages
 from clawback.core.records import Source
 
 

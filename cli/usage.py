@@ -12,7 +12,7 @@ import sys
 import click
 from clawback.cli.home import home_option, open_index
 from clawback.cli.output import print_json
-from clawback.core.archive.sessions import project_name, unique_prefixes
+from clawback.core.archive import project_name, unique_prefixes
 from clawback.core.config import load_config
 from clawback.core.db import Queryable
 from clawback.core.errors import UsageError

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
-from clawback.core.archive.kept import KeptCopies
-from clawback.core.archive.restore import NotIndexed, Restored, restore_session
-from clawback.core.archive.sessions import SessionSummary
+from clawback.core.archive import KeptCopies, NotIndexed, Restored, SessionSummary, restore_session
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect
 from clawback.core.embeddings import deferred_nearest

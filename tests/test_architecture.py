@@ -58,6 +58,7 @@ DOORS = (
     "clawback.core.claude",
     "clawback.core.memory",
     "clawback.core.text",
+    "clawback.core.archive",
 )
 
 

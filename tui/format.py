@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from clawback.core.archive.origins import SOURCES as SOURCES  # the archive's wording
-from clawback.core.archive.origins import origin_label as origin_label
-from clawback.core.archive.origins import source_label as source_label
-from clawback.core.archive.sessions import project_name
+from clawback.core.archive import SOURCES as SOURCES  # the archive's wording
+from clawback.core.archive import origin_label as origin_label
+from clawback.core.archive import project_name
+from clawback.core.archive import source_label as source_label
 from clawback.core.search import MARK_END, MARK_START
 from clawback.core.timeutil import parse_ts
 from clawback.core.usage import UsageTotals, cost_text

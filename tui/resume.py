@@ -14,8 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clawback.core.archive.restore import NotIndexed
-from clawback.core.archive.resume import FolderGone, ResumePlan, TranscriptGone
+from clawback.core.archive import FolderGone, NotIndexed, ResumePlan, TranscriptGone
 from clawback.core.errors import ClawbackError
 from textual.app import SuspendNotSupported
 

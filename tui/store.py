@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive import sessions as archive
-from clawback.core.archive.restore import Restored
-from clawback.core.archive.resume import ResumePlan, claude_executable, plan_resume
+from clawback.core import archive
+from clawback.core.archive import Restored, ResumePlan, claude_executable, plan_resume
 from clawback.core.config import update_settings
 from clawback.core.db import connect
 from clawback.core.db_guard import CUT, IndexFile

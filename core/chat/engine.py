@@ -19,7 +19,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 import sqlite_utils
-from clawback.core.archive.sessions import resolve_session, session_messages
+from clawback.core.archive import resolve_session, session_messages
 from clawback.core.chat.events import (
     ChatEvent,
     Notice,

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawback.core.archive.sessions import project_name
+from clawback.core.archive import project_name
 from clawback.core.db import connect_reader
 from clawback.core.hooks.framing import as_reference
 from clawback.core.hooks.locks import flush_running

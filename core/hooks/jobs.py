@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from clawback.core.archive.sessions import project_name
+from clawback.core.archive import project_name
 from clawback.core.config import EmbeddingsConfig, atomic_write_bytes
 from clawback.core.db import Queryable
 from clawback.core.home import Home

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session
-from clawback.core.archive.conversations import ConversationTracker
-from clawback.core.archive.kept import KeptCopies
+from clawback.core.archive import ConversationTracker, KeptCopies, refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.file_reader import ROW_COLUMNS, FilePart, merge_meta
 from clawback.core.ingest.sources import WorkItem

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawback.core.archive.kept import LineKeeper
-from clawback.core.archive.refs import short_key
+from clawback.core.archive import LineKeeper, short_key
 from clawback.core.formats import PARSERS
 from clawback.core.formats.lines import MB, LineReader, decode_line
 from clawback.core.ingest.sources import WorkItem, is_quiet

@@ -17,8 +17,7 @@ import shutil
 from pathlib import Path
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session
-from clawback.core.archive.kept import KeptCopies, KeptCopyError
+from clawback.core.archive import KeptCopies, KeptCopyError, refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.ingestor import Ingestor
 from clawback.core.ingest.sources import SourceRoot

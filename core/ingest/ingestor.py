@@ -31,9 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session, resolve_leaf_titles
-from clawback.core.archive.conversations import refresh_ready
-from clawback.core.archive.kept import KeptCopies
+from clawback.core.archive import KeptCopies, refresh_ready, refresh_session, resolve_leaf_titles
 from clawback.core.config import Config
 from clawback.core.db import write_transaction
 from clawback.core.faults import is_index_fault

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.catalog import refresh_session
+from clawback.core.archive import refresh_session
 from clawback.core.db import write_transaction
 from clawback.core.ingest.batch import FileState
 from clawback.core.ingest.scan import GoneFile

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawback.core.archive.refs import key_digest
+from clawback.core.archive import key_digest
 from clawback.core.config import Config
 from clawback.core.paths import Paths
 from clawback.core.records import Source

@@ -16,7 +16,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from clawback.core.archive.conversations import any_ripe
+from clawback.core.archive import any_ripe
 from clawback.core.config import Config, load_config
 from clawback.core.db import connect_reader
 from clawback.core.errors import ClawbackError

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.kept import KeptCopies, KeptCopyError
+from clawback.core.archive import KeptCopies, KeptCopyError
 from clawback.core.db import write_transaction
 from clawback.core.formats.lines import LineReader
 from clawback.core.ingest.file_reader import FileReader, Start, window_hash

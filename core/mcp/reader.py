@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawback.core.archive.refs import entry_ref, key_digest
-from clawback.core.archive.sessions import SessionSummary, resolve_session
+from clawback.core.archive import SessionSummary, entry_ref, key_digest, resolve_session
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers

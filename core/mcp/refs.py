@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clawback.core.archive.refs import FACT_PREFIX, entry_ref, fact_ref, refusal
+from clawback.core.archive import FACT_PREFIX, entry_ref, fact_ref, refusal
 from clawback.core.errors import UsageError
 from clawback.core.records import Source
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawback.core.archive.refs import entry_ref
+from clawback.core.archive import entry_ref
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError
 from clawback.core.mcp import answers

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from clawback.core.archive.sessions import project_name
+from clawback.core.archive import project_name
 from clawback.core.config import Config
 from clawback.core.db import Queryable
 from clawback.core.errors import NotFoundError, UsageError

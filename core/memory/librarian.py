@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import sqlite_utils
-from clawback.core.archive.conversations import refresh_ready
+from clawback.core.archive import refresh_ready
 from clawback.core.claude import (
     ClaudeAuthError,
     ClaudeCancelled,

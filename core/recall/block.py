@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from clawback.core.archive.refs import fact_ref
+from clawback.core.archive import fact_ref
 from clawback.core.recall.records import RecalledFact, RecallHit
 from clawback.core.text import neutralise_wrappers, prompt_field
 from clawback.core.tokens import estimate_tokens

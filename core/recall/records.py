@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from clawback.core.archive.refs import entry_ref
+from clawback.core.archive import entry_ref
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any, Protocol
 
-from clawback.core.archive.sessions import project_name
+from clawback.core.archive import project_name
 from clawback.core.db import Queryable
 from clawback.core.errors import ClawbackError, UsageError
 from clawback.core.search.candidates import FEW, Candidate, keyword_candidates, ranked

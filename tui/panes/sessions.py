@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
-from clawback.core.archive.sessions import Project, SessionSummary
+from clawback.core.archive import Project, SessionSummary
 from clawback.core.usage import UsageTotals
 from textual import on, work
 from textual.app import ComposeResult

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from clawback.core.archive.sessions import Message, SessionSummary
+from clawback.core.archive import Message, SessionSummary
 from clawback.core.config import atomic_write_bytes
 from clawback.core.records import Source
 from clawback.core.search import SearchHit

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from clawback.core.archive.sessions import SessionSummary
+from clawback.core.archive import SessionSummary
 from clawback.core.chat.events import (
     ApiRetrying,
     ChatEvent,

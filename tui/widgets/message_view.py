@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawback.core.archive.sessions import Message
+from clawback.core.archive import Message
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType

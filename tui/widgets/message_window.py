@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from clawback.core.archive.sessions import Message
+from clawback.core.archive import Message
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
