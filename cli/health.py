@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 @click.pass_context
 def health_command(ctx: click.Context, as_json: bool) -> None:
     """Counts per source, stuck files, skipped lines, database size, and `claude` status."""
-    from clawback.core.embeddings.coverage import coverage
+    from clawback.core.embeddings.coverage import vector_coverage
     from clawback.core.gateway.status import read_status
     from clawback.core.hooks.log import last_runs, recent_failures
     from clawback.core.ingest.health import health
 
     home = open_home(ctx)
     report = health(home.db, home.paths, home.config.chat.claude_command)
-    vectors = coverage(
+    vectors = vector_coverage(
         home.db, home.paths.vectors, tools_and_thinking=home.config.embeddings.tools_and_thinking
     )
     from clawback.core.warm import status as warm_status

@@ -95,7 +95,7 @@ def current_hashes(db: Any, *, tools_and_thinking: bool = False) -> dict[int, in
     return found
 
 
-def coverage(db: Any, store_path: Path, *, tools_and_thinking: bool = False) -> Coverage:
+def vector_coverage(db: Any, store_path: Path, *, tools_and_thinking: bool = False) -> Coverage:
     """Embeddable chunks in the index against the vectors that really serve them (read
     without numpy).
 

@@ -136,7 +136,7 @@ class EmbeddingWorker:
         return self._current[1]
 
     def coverage(self) -> Coverage:
-        """What ``clawback health`` reports (``coverage.coverage``), from :meth:`current`."""
+        """What ``clawback health`` reports (``coverage.vector_coverage``), from :meth:`current`."""
         current = self.current()
         model, _ = self.store.meta()
         valid = sum(current.get(chunk) == digest for chunk, digest in self.store.hashes().items())

@@ -25,7 +25,7 @@ from clawback.core.ingest.sources import WorkItem, is_quiet
 from clawback.core.records import Entry, Kind, ParsedLine, Role, SessionMeta, Source, TokenUsage
 from clawback.core.text import cjk_bigrams
 from clawback.core.timeutil import normalize_ts, parse_ts
-from clawback.core.usage.index import UsageRow, id_key
+from clawback.core.usage.index import UsageValues, id_key
 
 PREFIX_WINDOW = 4096  # bytes hashed at each end of what was read (see window_hash)
 BATCH_LINES = 4000  # lines per commit: bounds memory and lock hold time on huge files
@@ -80,7 +80,7 @@ class FilePart:
     torn: int = 0  # bytes of an unfinished last line, reported in health
     kept: bytes | None = None  # the part's lines as a kept-copy frame (Claude Code only)
     # (line, seq, other session or None, then ``usage.index.USAGE_COLUMNS``) per usage line
-    usage: list[UsageRow] = field(default_factory=list)
+    usage: list[UsageValues] = field(default_factory=list)
 
 
 def window_hash(path: Path, offset: int) -> str | None:
@@ -132,12 +132,12 @@ def merge_meta(into: SessionMeta, meta: SessionMeta) -> None:
         into.created = meta.created
 
 
-def one_row_per_response(rows: list[UsageRow]) -> list[UsageRow]:
+def one_row_per_response(rows: list[UsageValues]) -> list[UsageValues]:
     """Of the lines of one response in ``rows`` (one part: its lines commit together), the one
     the index would count: the most tokens, the first of equals (:mod:`clawback.core.usage.index`
     settles across parts and files). Claude Code writes a response as a line per content block,
     so this keeps about half as many rows on real transcripts."""
-    kept: list[UsageRow] = []
+    kept: list[UsageValues] = []
     where: dict[tuple[Any, ...], int] = {}
     for row in rows:
         # (line, seq, other, ts, model, message_key, request_key, sidechain, fast, input,
@@ -185,7 +185,7 @@ class FileReader:
         self.batch_lines = batch_lines
         self._sealed_ids: dict[str, str] = {}
         self.pending: list[ShapedLine] = []
-        self.pending_usage: list[UsageRow] = []
+        self.pending_usage: list[UsageValues] = []
         self._models: dict[str, str] = {}
         self.usage_only = False  # see read_usage
         self.leaf_titles: list[tuple[str, str, int]] = []
@@ -253,7 +253,9 @@ class FileReader:
                 yield self._part(final=False)
         yield self._part(final=True, torn=reader.torn)
 
-    def read_usage(self, lines: Iterable[tuple[int, bytes]]) -> tuple[str | None, list[UsageRow]]:
+    def read_usage(
+        self, lines: Iterable[tuple[int, bytes]]
+    ) -> tuple[str | None, list[UsageValues]]:
         """Only the usage of a file's numbered ``lines`` (a file whose entries the index holds
         already): the file's session and the usage rows, attributed as :meth:`parts` would."""
         parser = PARSERS[self.item.source]

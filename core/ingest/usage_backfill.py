@@ -23,7 +23,7 @@ from clawback.core.ingest.file_reader import FileReader, Start, window_hash
 from clawback.core.ingest.sources import SourceRoot, WorkItem
 from clawback.core.records import Source
 from clawback.core.usage import index as usage_index
-from clawback.core.usage.index import UsageRow
+from clawback.core.usage.index import UsageValues
 
 _PENDING = """SELECT id, source, file_key, path, session_id, last_line, "offset", prefix_hash,
                      missing, kept_bytes
@@ -60,7 +60,7 @@ def read_back_usage(
     return done
 
 
-def _write(conn: Any, file_id: int, session_id: str | None, rows: list[UsageRow]) -> None:
+def _write(conn: Any, file_id: int, session_id: str | None, rows: list[UsageValues]) -> None:
     values = [
         (file_id, line, seq, other or session_id, *columns)
         for line, seq, other, *columns in rows

@@ -32,7 +32,7 @@ USAGE_COLUMNS = (
     "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens",
     "cost_usd",
 )  # fmt: skip
-UsageRow = tuple[Any, ...]
+UsageValues = tuple[Any, ...]  # one row as written: file, line, seq, session, then USAGE_COLUMNS
 
 INSERT = (
     f"INSERT INTO usage (file_id, line, seq, session_id, {', '.join(USAGE_COLUMNS)})"
@@ -85,7 +85,7 @@ WHERE n.file_id = :file AND n.line > :after AND n.message_key IS NOT NULL
 """
 
 
-def write(conn: Any, file_id: int, rows: Iterable[UsageRow], after: int) -> set[int]:
+def write(conn: Any, file_id: int, rows: Iterable[UsageValues], after: int) -> set[int]:
     """Add a file's usage lines past line ``after`` (``rows``: file, line, seq, session and
     :data:`USAGE_COLUMNS`) and decide which lines of their responses count; returns the files
     whose counted lines changed (to refresh: :func:`refresh_buckets`)."""

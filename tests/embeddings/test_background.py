@@ -11,7 +11,7 @@ from clawback.core.home import Home
 
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
-from clawback.core.embeddings.coverage import Coverage, coverage
+from clawback.core.embeddings.coverage import Coverage, vector_coverage
 from clawback.core.embeddings.store import VectorStore
 from clawback.core.embeddings.worker import embed_lock
 
@@ -54,7 +54,7 @@ def test_it_catches_up_in_slices_and_stops(home: Home, tmp_path: Path) -> None:
     finally:
         embedder.stop()
     assert [c.vectors for c in seen] == [64, 128, 150]  # committed slice by slice
-    assert coverage(home.db, home.paths.vectors).ratio == 1.0
+    assert vector_coverage(home.db, home.paths.vectors).ratio == 1.0
 
 
 def test_it_steps_aside_while_another_process_embeds(home: Home, tmp_path: Path) -> None:
@@ -65,4 +65,4 @@ def test_it_steps_aside_while_another_process_embeds(home: Home, tmp_path: Path)
     with embed_lock(home.paths.embed_lock):
         embedder.start()
         embedder.stop()  # it found the lock taken and waited for the next nudge
-    assert problems == [] and coverage(home.db, home.paths.vectors).vectors == 0
+    assert problems == [] and vector_coverage(home.db, home.paths.vectors).vectors == 0

@@ -13,7 +13,7 @@ from clawback.core.home import Home
 pytest.importorskip("numpy", reason="embeddings are an extra: pip install -e '.[embeddings]'")
 
 from clawback.core.embeddings.chunks import WINDOW, embed_text, entry_of, text_hash
-from clawback.core.embeddings.coverage import chunk_texts, coverage, current_hashes
+from clawback.core.embeddings.coverage import chunk_texts, current_hashes, vector_coverage
 from clawback.core.embeddings.embedder import HashEmbedder
 from clawback.core.embeddings.store import VectorStore
 from clawback.core.embeddings.worker import EmbeddingWorker
@@ -104,7 +104,7 @@ def test_coverage_and_search_agree_with_what_was_embedded(home: Home, tmp_path: 
     embedding.run()
     stored = embedding.store.hashes()
     assert current_hashes(home.db) == stored
-    assert coverage(home.db, home.paths.vectors).ratio == 1.0
+    assert vector_coverage(home.db, home.paths.vectors).ratio == 1.0
     found = [(chunk, digest, 0.9) for chunk, digest in stored.items()]
     assert {chunk for chunk, _ in admit(home.db, found, [], [])} == {entry_of(c) for c in stored}
     # A vector of the turn read alone (as before windows) is stale for an answer: redone.
