@@ -59,9 +59,7 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from mypy, so a name the door does not export is an error there
+    from clawback.core.doors import loader
 
-    def __getattr__(name: str) -> object:
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        return getattr(__import__(f"{__name__}.{home}", fromlist=[name]), name)
+    __getattr__ = loader(__name__, _HOMES)
+    del loader  # the door's names are its own
